@@ -1,0 +1,41 @@
+# Two commands for a learner: `make lab` and `make test`. Only python3 (3.10+) and make needed.
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed
+# JupyterLab refuses to start as root unless told; containers and CI often run as root.
+ROOT_FLAG := $(if $(filter 0,$(shell id -u)),--allow-root,)
+LAB_ARGS ?=
+NOTEBOOKS = $(wildcard notebooks/*.ipynb solutions/*.ipynb)
+
+.PHONY: lab test lint notebooks clean
+
+$(STAMP): pyproject.toml
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e '.[test]'
+	touch $(STAMP)
+
+## lab: create .venv if needed and open JupyterLab at lesson 00
+lab: $(STAMP)
+	$(BIN)/jupyter lab $(ROOT_FLAG) notebooks/00_start_here.ipynb $(LAB_ARGS)
+
+## lint: ruff on code and notebooks
+lint: $(STAMP)
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+
+## test: the whole suite (lint, unit tests and doctests, nbval on stored notebook outputs)
+test: lint
+	$(BIN)/python -m pytest
+ifneq ($(strip $(NOTEBOOKS)),)
+	$(BIN)/python -m pytest --nbval --nbval-current-env \
+		--nbval-sanitize-with tests/sanitize.cfg --nbval-cell-timeout=120 $(NOTEBOOKS)
+endif
+
+## notebooks: re-run every lesson and solution in a fresh kernel and store the outputs
+notebooks: $(STAMP)
+	$(BIN)/attnlib execute notebooks solutions
+
+clean:
+	rm -rf $(VENV) *.egg-info

@@ -1,0 +1,21 @@
+"""attnlib: the helper package of the attention course.
+
+The core steps of softmax(Q K^T / sqrt(d_k)) V, in numpy only. The submodules
+``symbolic`` (sympy), ``plot`` (matplotlib), ``widgets`` (ipywidgets) and
+``selfcheck`` load their dependency only when imported, so ``import attnlib``
+stays as light as numpy.
+"""
+
+from . import example
+from .core import attention, attention_weights, project, qk_scores, scale_scores, softmax
+
+__all__ = [
+    "attention",
+    "attention_weights",
+    "example",
+    "project",
+    "qk_scores",
+    "scale_scores",
+    "softmax",
+]
+__version__ = "0.1.0"
