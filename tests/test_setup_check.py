@@ -1,0 +1,75 @@
+"""The setup check in lesson 00: it must name what is missing or too old, and how to fix it."""
+
+from importlib import metadata
+
+import pytest
+
+from attnlib import setup_check
+from attnlib.setup_check import REQUIRED, check_setup, verdict
+
+
+def fake_versions(monkeypatch, **versions):
+    """Pretend the installed versions are ``versions``; a value of None means not installed."""
+    real = metadata.version
+
+    def version(name):
+        if name in versions:
+            if versions[name] is None:
+                raise metadata.PackageNotFoundError(name)
+            return versions[name]
+        return real(name)
+
+    monkeypatch.setattr(setup_check.metadata, "version", version)
+
+
+def test_this_machine_is_ready():
+    found, report = check_setup()
+    assert [name for name, _ in found] == [name for name, _ in REQUIRED]
+    assert all(version for _, version in found)
+    assert report.splitlines()[-1] == "setup check: all 6 packages found"
+    assert verdict(found) == "setup check: all 6 packages found"
+
+
+def test_missing_package_is_named_with_the_fix(monkeypatch):
+    fake_versions(monkeypatch, sympy=None)
+    found, report = check_setup()
+    assert ("sympy", None) in found
+    assert "sympy       MISSING (needs 1.12 or newer)" in report
+    assert "setup check: 1 of 6 packages not ready: sympy is missing" in report
+    assert "make lab" in report and "environment.yml" in report
+    assert "all 6 packages found" not in report
+
+
+def test_too_old_package_is_named(monkeypatch):
+    fake_versions(monkeypatch, matplotlib="3.6.3", ipywidgets=None)
+    found, report = check_setup()
+    assert ("matplotlib", "3.6.3") in found
+    assert "matplotlib  3.6.3  TOO OLD (needs 3.7 or newer)" in report
+    assert (
+        "2 of 6 packages not ready: matplotlib 3.6.3 is too old (needs 3.7 or newer); "
+        "ipywidgets is missing"
+    ) in report
+
+
+@pytest.mark.parametrize(
+    "version, ok",
+    [("1.24.0", True), ("1.24", True), ("2.0.0rc1", True), ("1.9.3", False), ("1.23.5", False)],
+)
+def test_versions_compare_as_numbers_not_text(monkeypatch, version, ok):
+    # "1.9" < "1.24" as numbers, though "1.9" > "1.24" as text
+    fake_versions(monkeypatch, numpy=version)
+    found, _ = check_setup([("numpy", "1.24")])
+    assert (verdict(found, [("numpy", "1.24")]) == "setup check: all 1 packages found") is ok
+
+
+def test_the_check_imports_none_of_the_packages_it_checks():
+    import subprocess
+    import sys
+
+    code = (
+        "import sys; from attnlib.setup_check import check_setup; check_setup(); "
+        "print(sorted(m for m in ('sympy', 'matplotlib', 'ipywidgets', 'jupyterlab') "
+        "if m in sys.modules))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
