@@ -105,13 +105,11 @@ def as_mask(mask, scores_shape, where):
     return np.broadcast_to(arr, scores_shape)
 
 
-def no_empty_rows(allowed, where):
+def no_empty_rows(allowed, where, why="its mask row is all False"):
     """Raise when some query row may attend to no key at all."""
     empty = ~allowed.any(axis=-1)  # (..., n_q)
     if empty.any():
         index = [int(i) for i in np.argwhere(empty)[0]]
         row, batch = index[-1], index[:-1]
         at = f" in batch {tuple(batch)}" if batch else ""
-        raise ValueError(
-            f"{where}: query row {row}{at} may attend to no key (its mask row is all False)."
-        )
+        raise ValueError(f"{where}: query row {row}{at} may attend to no key ({why}).")

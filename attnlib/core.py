@@ -113,7 +113,7 @@ def softmax(x, axis=-1):
     x = as_array(x, "x", "softmax", min_ndim=1, allow_neg_inf=True)
     if not -x.ndim <= axis < x.ndim:
         raise ValueError(f"softmax: axis {axis} is out of range for shape {x.shape}.")
-    no_empty_rows(np.moveaxis(x > -np.inf, axis, -1), "softmax")
+    no_empty_rows(np.moveaxis(x > -np.inf, axis, -1), "softmax", "every score in it is -inf")
     # subtract the row max: softmax ignores shifts, and exp overflows past ~709
     z = x - x.max(axis=axis, keepdims=True)
     e = np.exp(z)

@@ -1,0 +1,127 @@
+import numpy as np
+import pytest
+
+import attnlib
+from attnlib import example
+from tests.reference import attention_loop
+
+SHAPES = [(3, 5, 4, 2), (1, 1, 1, 1), (7, 2, 3, 6), (4, 9, 8, 5)]  # (n_q, n_k, d_k, d_v)
+
+
+def random_qkv(rng, n_q, n_k, d_k, d_v, batch=()):
+    Q = rng.normal(size=batch + (n_q, d_k))
+    K = rng.normal(size=batch + (n_k, d_k))
+    V = rng.normal(size=batch + (n_k, d_v))
+    return Q, K, V
+
+
+@pytest.mark.parametrize("n_q, n_k, d_k, d_v", SHAPES)
+def test_attention_matches_loop_reference(n_q, n_k, d_k, d_v):
+    rng = np.random.default_rng(n_q * 100 + n_k)
+    Q, K, V = random_qkv(rng, n_q, n_k, d_k, d_v)
+    output, weights = attnlib.attention(Q, K, V)
+    ref_output, ref_weights = attention_loop(Q.tolist(), K.tolist(), V.tolist())
+    assert output.shape == (n_q, d_v) and weights.shape == (n_q, n_k)
+    np.testing.assert_allclose(output, ref_output, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(weights, ref_weights, rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("n_q, n_k, d_k, d_v", SHAPES)
+def test_masked_attention_matches_loop_reference(n_q, n_k, d_k, d_v):
+    rng = np.random.default_rng(7 + n_q)
+    Q, K, V = random_qkv(rng, n_q, n_k, d_k, d_v)
+    mask = rng.random((n_q, n_k)) < 0.6
+    mask[:, 0] = True  # every query may attend to at least one key
+    output, weights = attnlib.attention(Q, K, V, mask=mask)
+    ref_output, ref_weights = attention_loop(Q.tolist(), K.tolist(), V.tolist(), mask.tolist())
+    np.testing.assert_allclose(output, ref_output, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(weights, ref_weights, rtol=1e-12, atol=1e-12)
+    assert np.all(weights[~mask] == 0.0)
+
+
+def test_batch_and_head_axes_broadcast_against_the_loop():
+    rng = np.random.default_rng(3)
+    Q, K, V = random_qkv(rng, 3, 5, 4, 2, batch=(2, 3))  # (batch, heads, n, d)
+    mask = np.tril(np.ones((3, 5), dtype=bool))  # (n_q, n_k), shared by every head
+    output, weights = attnlib.attention(Q, K, V, mask=mask)
+    assert output.shape == (2, 3, 3, 2) and weights.shape == (2, 3, 3, 5)
+    for b in range(2):
+        for h in range(3):
+            ref_output, ref_weights = attention_loop(
+                Q[b, h].tolist(), K[b, h].tolist(), V[b, h].tolist(), mask.tolist()
+            )
+            np.testing.assert_allclose(output[b, h], ref_output, rtol=1e-12, atol=1e-12)
+            np.testing.assert_allclose(weights[b, h], ref_weights, rtol=1e-12, atol=1e-12)
+
+
+def test_keys_shared_across_a_batch_of_queries():
+    rng = np.random.default_rng(4)
+    Q = rng.normal(size=(2, 3, 4))  # two sequences of queries
+    K, V = rng.normal(size=(5, 4)), rng.normal(size=(5, 2))  # one set of keys and values
+    output, _ = attnlib.attention(Q, K, V)
+    for b in range(2):
+        np.testing.assert_allclose(output[b], attnlib.attention(Q[b], K, V)[0], rtol=1e-12)
+
+
+def test_worked_example_reproduces_every_table_of_the_document():
+    Q = attnlib.project(example.X, example.W_Q)
+    K = attnlib.project(example.X, example.W_K)
+    V = attnlib.project(example.X, example.W_V)
+    S = attnlib.qk_scores(Q, K)
+    output, weights = attnlib.attention(Q, K, V)
+    computed = {
+        "X": example.X,
+        "Q": Q,
+        "K": K,
+        "V": V,
+        "scores": S,
+        "sqrt_d_k": np.sqrt(example.d_k),
+        "scaled_scores": attnlib.scale_scores(S, example.d_k),
+        "softmax_row1_unscaled": attnlib.softmax(S[0]),
+        "softmax_row1_scaled": weights[0],
+        "output": output,
+    }
+    assert set(computed) == set(example.DOCUMENT)
+    for name, value in computed.items():
+        assert example.compare(name, value).ok, (name, example.compare(name, value))
+
+
+def test_compare_names_the_first_entry_that_differs():
+    wrong = attnlib.qk_scores(example.X @ example.W_K, example.X @ example.W_Q)  # K Q^T
+    result = example.compare("scores", wrong)
+    assert not result.ok
+    assert str(result) == (
+        "differs from the document: 5 of 9 values match; [0, 1] is 6, the document prints 9"
+    )
+
+
+def test_lists_and_ints_are_computed_in_float64():
+    out = attnlib.qk_scores([[1, 4]], [[3, 0], [1, 2]])
+    assert out.dtype == np.float64
+    np.testing.assert_array_equal(out, [[3.0, 9.0]])
+    assert attnlib.softmax(np.array([1, 2], dtype=np.int32)).dtype == np.float64
+
+
+@pytest.mark.parametrize("size", [1e3, 1e4, 1e6])
+def test_softmax_is_stable_on_large_scores(size):
+    x = np.array([[size, size - 1.0, -size], [size, size, size]])
+    p = attnlib.softmax(x)
+    assert np.all(np.isfinite(p))
+    np.testing.assert_allclose(p.sum(axis=-1), 1.0, rtol=1e-15)
+    np.testing.assert_allclose(p[1], [1 / 3] * 3, rtol=1e-15)
+
+
+def test_softmax_axis_zero_normalises_columns():
+    x = np.array([[1.0, 5.0], [3.0, 2.0], [0.0, 0.0]])
+    np.testing.assert_allclose(attnlib.softmax(x, axis=0).sum(axis=0), [1.0, 1.0])
+    np.testing.assert_allclose(attnlib.softmax(x, axis=0), attnlib.softmax(x.T).T)
+
+
+def test_softmax_accepts_minus_inf_as_a_masked_key():
+    p = attnlib.softmax([0.0, -np.inf, 0.0])
+    np.testing.assert_array_equal(p, [0.5, 0.0, 0.5])
+
+
+def test_scale_divides_by_the_root_of_d_k():
+    np.testing.assert_allclose(attnlib.scale_scores([[8.0]], d_k=16), [[2.0]])
+    np.testing.assert_allclose(attnlib.scale_scores([[9.0]], d_k=2), [[9 / np.sqrt(2)]])

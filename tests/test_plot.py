@@ -1,0 +1,46 @@
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+import pytest  # noqa: E402
+
+from attnlib import example, plot  # noqa: E402
+
+
+def test_heatmap_labels_both_axes_and_writes_each_value():
+    S = example.DOCUMENT["scores"].values
+    ax = plot.heatmap(S, example.TOKENS, example.TOKENS, decimals=0, title="scores")
+    assert [t.get_text() for t in ax.get_xticklabels()] == list(example.TOKENS)
+    assert [t.get_text() for t in ax.get_yticklabels()] == list(example.TOKENS)
+    assert sorted(t.get_text() for t in ax.texts) == sorted(f"{v:.0f}" for v in S.ravel())
+    assert ax.images[0].get_cmap().name == plot.CMAP
+    plt.close(ax.figure)
+
+
+def test_heatmap_draws_into_a_given_axes():
+    fig, (left, right) = plt.subplots(1, 2)
+    assert plot.heatmap(np.eye(2), ["a", "b"], ["c", "d"], ax=right) is right
+    assert not left.images
+    plt.close(fig)
+
+
+def test_heatmap_refuses_labels_that_do_not_fit():
+    with pytest.raises(ValueError, match=r"^heatmap: M has shape \(2, 3\), but there are 2 row"):
+        plot.heatmap(np.ones((2, 3)), ["a", "b"], ["c", "d"])
+
+
+def test_arrows_draws_one_arrow_per_query_and_key():
+    Q, K = example.DOCUMENT["Q"].values, example.DOCUMENT["K"].values
+    ax = plot.arrows(Q, K, example.TOKENS, example.TOKENS)
+    assert len([a for a in ax.texts if getattr(a, "arrow_patch", None) is not None]) == 6
+    labels = sorted(t.get_text().strip() for t in ax.texts if t.get_text().strip())
+    assert labels == sorted(
+        [f"q: {t}" for t in example.TOKENS] + [f"k: {t}" for t in example.TOKENS]
+    )
+    plt.close(ax.figure)
+
+
+def test_arrows_need_two_dimensions():
+    with pytest.raises(ValueError, match=r"^arrows: Q must have shape \(n, 2\).*got \(3, 4\)"):
+        plot.arrows(np.ones((3, 4)), np.ones((3, 2)), "abc", "abc")

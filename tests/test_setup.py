@@ -1,0 +1,47 @@
+"""The setup files agree with each other, and `import attnlib` stays light."""
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+ROOT = Path(__file__).resolve().parent.parent
+tomllib = pytest.importorskip("tomllib")
+
+
+def requirement(text):
+    """'numpy>=1.24' -> ('numpy', '>=1.24'); names compared case- and dash-insensitively."""
+    name, spec = re.match(r"^\s*([A-Za-z0-9_.\-]+)\s*(.*)$", text).groups()
+    return name.lower().replace("_", "-"), spec.replace(" ", "")
+
+
+def test_environment_yml_lists_the_same_packages_as_pyproject():
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    wanted = project["dependencies"] + project["optional-dependencies"]["test"]
+    env = yaml.safe_load((ROOT / "environment.yml").read_text())
+    conda = [d for d in env["dependencies"] if isinstance(d, str)]
+    conda = {requirement(d) for d in conda} - {("pip", "")}
+    python = {r for r in conda if r[0] == "python"}
+    assert python == {("python", ">=3.10")}, "environment.yml's python should match requires-python"
+    assert project["requires-python"] == ">=3.10"
+    assert conda - python == {requirement(d) for d in wanted}
+    pip_section = [d for d in env["dependencies"] if isinstance(d, dict)]
+    assert pip_section == [{"pip": ["-e ."]}], "conda users install attnlib itself from the repo"
+
+
+def test_import_attnlib_loads_no_sympy_matplotlib_or_ipywidgets():
+    code = (
+        "import attnlib, sys; "
+        "print(sorted({m.split('.')[0] for m in sys.modules} & {'sympy', 'matplotlib', 'ipywidgets'}))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
+
+
+def test_makefile_offers_the_two_learner_commands():
+    makefile = (ROOT / "Makefile").read_text()
+    assert re.search(r"^lab: ", makefile, re.M) and re.search(r"^test: ", makefile, re.M)
+    assert "notebooks/00_start_here.ipynb $(LAB_ARGS)" in makefile
