@@ -102,3 +102,103 @@ def arrows(Q, K, q_labels, k_labels, ax=None, title=None):
     if title:
         ax.set_title(title)
     return ax
+
+
+def bars(M, row_labels, col_labels, ax=None, title=None, decimals=3):
+    """Grouped bars: one group per column, one bar per row, each bar labelled.
+
+    Made for putting two weight rows side by side, such as birds' softmax
+    without and with scaling, so a learner sees how much each key gets.
+
+    Parameters
+    ----------
+    M : array_like of shape (n_rows, n_cols)
+        One row per series (a bar colour), one column per group.
+    row_labels : sequence of str
+        The series, shown in the legend, e.g. ``["unscaled", "scaled"]``.
+    col_labels : sequence of str
+        The groups along the x axis, usually the keys.
+    ax : matplotlib Axes, optional
+    title : str, optional
+    decimals : int
+        How many decimals to write above each bar.
+
+    Returns
+    -------
+    matplotlib Axes
+    """
+    M = np.asarray(M, dtype=np.float64)
+    if M.ndim != 2 or M.shape != (len(row_labels), len(col_labels)):
+        raise ValueError(
+            f"bars: M has shape {M.shape}, but there are {len(row_labels)} row labels "
+            f"and {len(col_labels)} column labels."
+        )
+    ax = _axes(ax, size=(5.0, 3.2))
+    n_rows, n_cols = M.shape
+    width = 0.8 / n_rows
+    for i, (row, label) in enumerate(zip(M, row_labels, strict=True)):
+        x = np.arange(n_cols) + (i - (n_rows - 1) / 2) * width
+        drawn = ax.bar(x, row, width, label=label, color=COLOURS[i % len(COLOURS)])
+        ax.bar_label(drawn, labels=[f"{v + 0.0:.{decimals}f}" for v in row], fontsize=8)
+    ax.set_xticks(range(n_cols), labels=col_labels)
+    ax.set_ylim(0, max(M.max(), 0) * 1.15 or 1.0)
+    ax.legend(frameon=False)
+    if title:
+        ax.set_title(title)
+    return ax
+
+
+def blend(V, output, v_labels, out_labels, weights=None, ax=None, title=None):
+    """Value rows and output rows as points in the plane (d_v = 2 only).
+
+    Each output row is a weighted average of the value rows, so it lies inside
+    the shape the values span. With ``weights`` given, a line joins each output
+    to each value, thicker the more weight that value gets.
+
+    Parameters
+    ----------
+    V : array_like of shape (n_k, 2)
+    output : array_like of shape (n_q, 2)
+    v_labels, out_labels : sequence of str
+    weights : array_like of shape (n_q, n_k), optional
+        Row i says how much of each value output row i took.
+    ax : matplotlib Axes, optional
+    title : str, optional
+
+    Returns
+    -------
+    matplotlib Axes
+    """
+    V, output = np.asarray(V, dtype=np.float64), np.asarray(output, dtype=np.float64)
+    for name, M in (("V", V), ("output", output)):
+        if M.ndim != 2 or M.shape[1] != 2:
+            raise ValueError(
+                f"blend: {name} must have shape (n, 2) to draw in the plane, got {M.shape}."
+            )
+    if weights is not None:
+        weights = np.asarray(weights, dtype=np.float64)
+        if weights.shape != (len(output), len(V)):
+            raise ValueError(
+                f"blend: weights must have shape (n_q, n_k) = ({len(output)}, {len(V)}), "
+                f"got {weights.shape}."
+            )
+    ax = _axes(ax, size=(4.6, 4.6))
+    for v, label in zip(V, v_labels, strict=False):
+        ax.scatter(*v, s=80, marker="s", color="grey")
+        ax.text(v[0], v[1], f"  v: {label}", color="dimgrey", va="center")
+    for i, (o, label) in enumerate(zip(output, out_labels, strict=False)):
+        colour = COLOURS[i % len(COLOURS)]
+        if weights is not None:
+            for v, w in zip(V, weights[i], strict=True):
+                ax.plot([o[0], v[0]], [o[1], v[1]], color=colour, lw=0.5 + 5 * w, alpha=0.5)
+        ax.scatter(*o, s=60, color=colour, zorder=3)
+        ax.text(o[0], o[1], f"  out: {label}", color=colour, va="bottom")
+    both = np.vstack([V, output])
+    lo, hi = both.min(axis=0) - 0.7, both.max(axis=0) + 0.7
+    ax.set_xlim(lo[0], hi[0] + 1.0)  # room for the labels on the right
+    ax.set_ylim(lo[1], hi[1])
+    ax.set_aspect("equal")
+    ax.grid(alpha=0.3)
+    if title:
+        ax.set_title(title)
+    return ax
