@@ -8,11 +8,15 @@ stays as light as numpy.
 
 from . import example
 from .core import attention, attention_weights, project, qk_scores, scale_scores, softmax
+from .masks import additive_mask, causal_mask, padding_mask
 
 __all__ = [
+    "additive_mask",
     "attention",
     "attention_weights",
+    "causal_mask",
     "example",
+    "padding_mask",
     "project",
     "qk_scores",
     "scale_scores",

@@ -1,0 +1,136 @@
+"""Boolean attention masks: which keys each query may attend to (numpy only).
+
+A mask has the scores' shape (..., n_q, n_k), or broadcasts to it, and holds
+``True`` where query i may attend to key j (PyTorch's convention). Masks combine
+with ``&``: ``causal_mask(3) & padding_mask([3, 2], n_k=3)`` has shape (2, 3, 3).
+``attnlib.attention(Q, K, V, mask=...)`` takes any of them.
+"""
+
+import numpy as np
+
+
+def _count(value, name, where, minimum=1):
+    """A whole number >= minimum, or an error naming the function and symbol."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
+        raise TypeError(f"{where}: {name} must be a whole number, got {value!r}.")
+    if value < minimum:
+        raise ValueError(f"{where}: {name} must be at least {minimum}, got {value}.")
+    return int(value)
+
+
+def causal_mask(n_q, n_k=None):
+    """Query i may attend to keys 0..i only: no looking ahead.
+
+    Parameters
+    ----------
+    n_q : int
+        Number of queries (rows).
+    n_k : int, optional
+        Number of keys (columns); defaults to ``n_q``. Row i is allowed keys
+        0..i, aligned at the top-left as PyTorch's ``is_causal`` does, so a
+        row past the last key sees every key.
+
+    Returns
+    -------
+    ndarray of bool, shape (n_q, n_k)
+        ``True`` on and below the diagonal.
+
+    Examples
+    --------
+    >>> causal_mask(3)
+    array([[ True, False, False],
+           [ True,  True, False],
+           [ True,  True,  True]])
+    >>> causal_mask(2, 4).astype(int)
+    array([[1, 0, 0, 0],
+           [1, 1, 0, 0]])
+    """
+    n_q = _count(n_q, "n_q", "causal_mask")
+    n_k = n_q if n_k is None else _count(n_k, "n_k", "causal_mask")
+    i = np.arange(n_q)[:, None]  # (n_q, 1) query positions
+    j = np.arange(n_k)[None, :]  # (1, n_k) key positions
+    return j <= i  # (n_q, n_k)
+
+
+def padding_mask(valid, n_k=None):
+    """Hide padded keys: each query may attend only to the real tokens.
+
+    Parameters
+    ----------
+    valid : int, sequence of int, or array_like of bool of shape (..., n_k)
+        Either the true length of each sequence (keys ``0..length-1`` are
+        real), or one flag per key, ``True`` for a real token.
+    n_k : int, optional
+        Padded length, needed with lengths; defaults to the largest length.
+        Must not be given with flags (their last axis is n_k).
+
+    Returns
+    -------
+    ndarray of bool, shape (..., 1, n_k)
+        The axis of length 1 stands for the queries, so the mask broadcasts
+        to scores of shape (..., n_q, n_k) and combines with ``causal_mask``.
+
+    Examples
+    --------
+    >>> padding_mask([3, 1]).astype(int)
+    array([[[1, 1, 1]],
+    <BLANKLINE>
+           [[1, 0, 0]]])
+    >>> padding_mask([True, True, False]).astype(int)
+    array([[1, 1, 0]])
+    """
+    arr = np.asarray(valid)
+    if arr.dtype == bool:
+        if arr.ndim == 0 or arr.shape[-1] == 0:
+            raise ValueError(
+                f"padding_mask: valid flags need one entry per key, got shape {arr.shape}."
+            )
+        if n_k is not None:
+            raise ValueError(
+                "padding_mask: give n_k only with lengths; flags of shape "
+                f"{arr.shape} already have n_k = {arr.shape[-1]}."
+            )
+        return arr[..., None, :]  # (..., n_k) -> (..., 1, n_k)
+    if not np.issubdtype(arr.dtype, np.integer) or arr.ndim > 1 or arr.size == 0:
+        raise TypeError(
+            "padding_mask: valid must be lengths (an int or a 1-D list of ints) or "
+            f"boolean flags, got {type(valid).__name__} with dtype {arr.dtype} "
+            f"and shape {arr.shape}."
+        )
+    if (arr < 0).any():
+        raise ValueError(f"padding_mask: lengths must be 0 or more, got {arr.tolist()}.")
+    n_k = int(arr.max()) if n_k is None else _count(n_k, "n_k", "padding_mask")
+    if (arr > n_k).any():
+        raise ValueError(f"padding_mask: lengths {arr.tolist()} do not fit in n_k = {n_k} keys.")
+    lengths = arr[..., None, None]  # (batch, 1, 1), or (1, 1) for one int
+    return np.arange(n_k) < lengths  # (batch, 1, n_k)
+
+
+def additive_mask(mask):
+    """The additive form of a boolean mask: 0 where allowed, ``-inf`` where not.
+
+    Adding it to the scores before softmax gives the same weights as the
+    boolean mask, because ``exp(-inf) = 0``.
+
+    Parameters
+    ----------
+    mask : array_like of bool
+        ``True`` where the query may attend to the key.
+
+    Returns
+    -------
+    ndarray of float64, same shape as ``mask``
+
+    Examples
+    --------
+    >>> additive_mask([[True, False], [True, True]])
+    array([[  0., -inf],
+           [  0.,   0.]])
+    """
+    arr = np.asarray(mask)
+    if arr.dtype != bool:
+        raise TypeError(
+            "additive_mask: mask must be boolean (True = the query may attend to the key), "
+            f"got dtype {arr.dtype}."
+        )
+    return np.where(arr, 0.0, -np.inf)
