@@ -16,9 +16,11 @@ $(STAMP): pyproject.toml
 	$(BIN)/python -m pip install --quiet -e '.[test]'
 	touch $(STAMP)
 
-## lab: create .venv if needed and open JupyterLab at lesson 00
+## lab: create .venv if needed and open JupyterLab at lesson 00 (the repo is the root,
+##      so exercises/ and solutions/ are one click away)
 lab: $(STAMP)
-	$(BIN)/jupyter lab $(ROOT_FLAG) notebooks/00_start_here.ipynb $(LAB_ARGS)
+	$(BIN)/jupyter lab $(ROOT_FLAG) --ServerApp.root_dir=. \
+		--LabApp.default_url=/lab/tree/notebooks/00_start_here.ipynb $(LAB_ARGS)
 
 ## lint: ruff on code and notebooks
 lint: $(STAMP)

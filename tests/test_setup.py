@@ -44,4 +44,4 @@ def test_import_attnlib_loads_no_sympy_matplotlib_or_ipywidgets():
 def test_makefile_offers_the_two_learner_commands():
     makefile = (ROOT / "Makefile").read_text()
     assert re.search(r"^lab: ", makefile, re.M) and re.search(r"^test: ", makefile, re.M)
-    assert "notebooks/00_start_here.ipynb $(LAB_ARGS)" in makefile
+    assert "--LabApp.default_url=/lab/tree/notebooks/00_start_here.ipynb $(LAB_ARGS)" in makefile
