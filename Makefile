@@ -10,10 +10,15 @@ NOTEBOOKS = $(wildcard notebooks/*.ipynb solutions/*.ipynb)
 
 .PHONY: lab test lint notebooks clean
 
+# The install step also turns off JupyterLab's news and update pop-ups, so lesson 00 opens clean
+# and nothing is fetched from the network.
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -e '.[test]'
+	mkdir -p $(VENV)/share/jupyter/lab/settings
+	echo '{"@jupyterlab/apputils-extension:notification": {"fetchNews": "false", "checkForUpdates": false}}' \
+		> $(VENV)/share/jupyter/lab/settings/overrides.json
 	touch $(STAMP)
 
 ## lab: create .venv if needed and open JupyterLab at lesson 00 (the repo is the root,
