@@ -8,6 +8,7 @@ stays as light as numpy.
 
 from . import example
 from .core import attention, attention_weights, project, qk_scores, scale_scores, softmax
+from .heads import merge_heads, multi_head_attention, split_heads
 from .masks import additive_mask, causal_mask, padding_mask
 
 __all__ = [
@@ -16,10 +17,13 @@ __all__ = [
     "attention_weights",
     "causal_mask",
     "example",
+    "merge_heads",
+    "multi_head_attention",
     "padding_mask",
     "project",
     "qk_scores",
     "scale_scores",
     "softmax",
+    "split_heads",
 ]
 __version__ = "0.1.0"

@@ -1,0 +1,174 @@
+"""Multi-head attention: split the widths into heads, attend per head, merge, project.
+
+numpy only. Shapes follow the course glossary, with ``h`` heads of width ``d_head``:
+X_q (..., n_q, d_model), X_kv (..., n_k, d_model_kv), W_Q and W_K (d_model, h * d_k),
+W_V (d_model_kv, h * d_v), W_O (h * d_v, d_out). Self-attention passes the same X twice;
+cross-attention passes queries from one sequence and keys and values from another.
+"""
+
+import numpy as np
+
+from ._checks import as_array, as_mask, batch_shape, no_empty_rows
+from .core import attention
+
+
+def _n_heads(n_heads, where):
+    if isinstance(n_heads, bool) or not isinstance(n_heads, (int, np.integer)) or n_heads < 1:
+        raise ValueError(f"{where}: n_heads must be a positive whole number, got {n_heads!r}.")
+    return int(n_heads)
+
+
+def _width_per_head(width, n_heads, symbol, where):
+    if width % n_heads:
+        raise ValueError(
+            f"{where}: {symbol} has {width} columns, which do not split evenly into "
+            f"{n_heads} heads."
+        )
+    return width // n_heads
+
+
+def split_heads(X, n_heads):
+    """Cut the columns of each token row into ``n_heads`` blocks, one per head.
+
+    Head ``h`` gets columns ``h * d_head`` to ``(h + 1) * d_head`` of every row;
+    the token order inside each head is unchanged.
+
+    Parameters
+    ----------
+    X : array_like of shape (..., n, d_model)
+        One row per token, ``d_model = n_heads * d_head``.
+    n_heads : int
+
+    Returns
+    -------
+    ndarray of shape (..., n_heads, n, d_head)
+
+    Examples
+    --------
+    >>> split_heads([[1, 2, 3, 4], [5, 6, 7, 8], [9, 10, 11, 12]], n_heads=2)
+    array([[[ 1.,  2.],
+            [ 5.,  6.],
+            [ 9., 10.]],
+    <BLANKLINE>
+           [[ 3.,  4.],
+            [ 7.,  8.],
+            [11., 12.]]])
+    """
+    X = as_array(X, "X", "split_heads")
+    n_heads = _n_heads(n_heads, "split_heads")
+    *batch, n, d_model = X.shape
+    d_head = _width_per_head(d_model, n_heads, "X", "split_heads")
+    X = X.reshape(*batch, n, n_heads, d_head)  # (n, d_model) -> (n, n_heads, d_head)
+    return np.swapaxes(X, -2, -3)  # (n, n_heads, d_head) -> (n_heads, n, d_head)
+
+
+def merge_heads(H):
+    """Undo :func:`split_heads`: put the heads side by side again in each token row.
+
+    Parameters
+    ----------
+    H : array_like of shape (..., n_heads, n, d_head)
+
+    Returns
+    -------
+    ndarray of shape (..., n, n_heads * d_head)
+        Row ``i`` is head 0's row ``i``, then head 1's row ``i``, and so on.
+
+    Examples
+    --------
+    >>> merge_heads([[[1, 2], [5, 6]], [[3, 4], [7, 8]]])
+    array([[1., 2., 3., 4.],
+           [5., 6., 7., 8.]])
+    """
+    H = as_array(H, "H", "merge_heads", min_ndim=3)
+    *batch, n_heads, n, d_head = H.shape
+    H = np.swapaxes(H, -2, -3)  # (n_heads, n, d_head) -> (n, n_heads, d_head)
+    return H.reshape(*batch, n, n_heads * d_head)  # -> (n, n_heads * d_head)
+
+
+def multi_head_attention(X_q, X_kv, W_Q, W_K, W_V, W_O, n_heads, mask=None):
+    """Multi-head attention: project, split into heads, attend per head, merge, project.
+
+    Each head ``h`` computes ``softmax(Q_h K_h^T / sqrt(d_k)) V_h`` with its own
+    slice of the columns of ``W_Q``, ``W_K`` and ``W_V``; ``d_k`` is the width of
+    one head, not ``d_model``. The merged heads go through ``W_O``.
+
+    Parameters
+    ----------
+    X_q : array_like of shape (..., n_q, d_model)
+        The rows that ask (queries).
+    X_kv : array_like of shape (..., n_k, d_model_kv)
+        The rows that answer (keys and values). Pass ``X_q`` again for
+        self-attention; another sequence for cross-attention.
+    W_Q : array_like of shape (d_model, n_heads * d_k)
+    W_K : array_like of shape (d_model_kv, n_heads * d_k)
+    W_V : array_like of shape (d_model_kv, n_heads * d_v)
+    W_O : array_like of shape (n_heads * d_v, d_out)
+    n_heads : int
+    mask : array_like of bool, broadcastable to (..., n_heads, n_q, n_k), optional
+        ``True`` where query i may attend to key j; an (n_q, n_k) mask applies to
+        every head.
+
+    Returns
+    -------
+    output : ndarray of shape (..., n_q, d_out)
+    weights : ndarray of shape (..., n_heads, n_q, n_k)
+        One weight matrix per head; each row sums to 1.
+
+    Examples
+    --------
+    Two heads of width 1: head 0 reads column 0, head 1 reads column 1.
+
+    >>> I = [[1, 0], [0, 1]]
+    >>> output, weights = multi_head_attention([[1, 0]], [[1, 0], [0, 1]], I, I, I, I, 2)
+    >>> weights.shape
+    (2, 1, 2)
+    >>> weights[1]  # head 1: the query's column 1 is 0, so both keys score 0
+    array([[0.5, 0.5]])
+    """
+    where = "multi_head_attention"
+    n_heads = _n_heads(n_heads, where)
+    X_q, X_kv = as_array(X_q, "X_q", where), as_array(X_kv, "X_kv", where)
+    W_Q, W_K, W_V, W_O = (
+        as_array(W, name, where, min_ndim=1)
+        for W, name in ((W_Q, "W_Q"), (W_K, "W_K"), (W_V, "W_V"), (W_O, "W_O"))
+    )
+    for name, W in (("W_Q", W_Q), ("W_K", W_K), ("W_V", W_V), ("W_O", W_O)):
+        if W.ndim != 2:
+            raise ValueError(f"{where}: {name} must be 2-D, got shape {W.shape}.")
+    for X, x_name, W, w_name in (
+        (X_q, "X_q", W_Q, "W_Q"),
+        (X_kv, "X_kv", W_K, "W_K"),
+        (X_kv, "X_kv", W_V, "W_V"),
+    ):
+        if X.shape[-1] != W.shape[0]:
+            raise ValueError(
+                f"{where}: {x_name} has {X.shape[-1]} columns but {w_name} has "
+                f"{W.shape[0]} rows; they must match."
+            )
+    if W_Q.shape[1] != W_K.shape[1]:
+        raise ValueError(
+            f"{where}: W_Q and W_K must have the same number of columns (n_heads * d_k), "
+            f"but W_Q has {W_Q.shape[1]} and W_K has {W_K.shape[1]}."
+        )
+    _width_per_head(W_Q.shape[1], n_heads, "W_Q", where)
+    _width_per_head(W_V.shape[1], n_heads, "W_V", where)
+    if W_O.shape[0] != W_V.shape[1]:
+        raise ValueError(
+            f"{where}: W_O has {W_O.shape[0]} rows but the merged heads have "
+            f"{W_V.shape[1]} columns (n_heads * d_v, the columns of W_V); they must match."
+        )
+    batch_shape(where, X_q=X_q, X_kv=X_kv)
+
+    Q = split_heads(X_q @ W_Q, n_heads)  # (n_q, h * d_k) -> (h, n_q, d_k)
+    K = split_heads(X_kv @ W_K, n_heads)  # (n_k, h * d_k) -> (h, n_k, d_k)
+    V = split_heads(X_kv @ W_V, n_heads)  # (n_k, h * d_v) -> (h, n_k, d_v)
+    if mask is not None:
+        batch = np.broadcast_shapes(Q.shape[:-2], K.shape[:-2])  # (..., h)
+        weights_shape = (*batch, Q.shape[-2], K.shape[-2])  # (..., h, n_q, n_k)
+        allowed = as_mask(mask, weights_shape, where)  # (..., h, n_q, n_k)
+        no_empty_rows(allowed, where)
+        mask = allowed
+    heads, weights = attention(Q, K, V, mask=mask)  # (h, n_q, d_v), (h, n_q, n_k)
+    output = merge_heads(heads) @ W_O  # (n_q, h * d_v) @ (h * d_v, d_out) -> (n_q, d_out)
+    return output, weights
