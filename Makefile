@@ -46,3 +46,8 @@ notebooks: $(STAMP)
 
 clean:
 	rm -rf $(VENV) *.egg-info
+
+## exercises: regenerate exercises/ from solutions/ (exercises/ is never edited by hand)
+.PHONY: exercises
+exercises: $(STAMP)
+	$(BIN)/attnlib exercises

@@ -2,9 +2,14 @@
 
 ``attnlib execute PATH...`` runs notebooks top to bottom in a fresh kernel and
 stores their outputs (the step before committing a changed lesson).
+``attnlib exercises`` regenerates ``exercises/`` from ``solutions/`` (``--check``
+only compares). ``attnlib check PATH...`` runs exercise notebooks in a fresh kernel,
+without changing them, and reports every exercise's status.
 """
 
 import argparse
+import json
+import re
 import sys
 from pathlib import Path
 
@@ -24,8 +29,12 @@ def notebook_paths(paths):
     return found
 
 
-def run_notebook(path, timeout=120):
-    """Execute a notebook in a fresh kernel in its own folder; return the executed copy."""
+def run_notebook(path, timeout=120, allow_errors=False):
+    """Execute a notebook in a fresh kernel in its own folder; return the executed copy.
+
+    With ``allow_errors`` a cell that raises is recorded as an error output and the
+    following cells still run (for grading); otherwise the first error stops it.
+    """
     import nbformat
     from nbclient import NotebookClient
 
@@ -33,6 +42,7 @@ def run_notebook(path, timeout=120):
     client = NotebookClient(
         nb,
         timeout=timeout,
+        allow_errors=allow_errors,
         kernel_name="python3",
         record_timing=False,  # timings would change on every run
         resources={"metadata": {"path": str(Path(path).parent)}},
@@ -52,12 +62,166 @@ def cmd_execute(args):
     return 0
 
 
+def cmd_exercises(args):
+    from .generate import MarkerError, generate
+
+    try:
+        report = generate(args.solutions, args.exercises, check_only=args.check)
+    except MarkerError as err:
+        print(f"attnlib exercises: {err}", file=sys.stderr)
+        return 2
+    bad = 0
+    for path, state in report:
+        if state == "orphan":
+            print(f"{path}: no solution notebook makes this exercise notebook")
+            bad += args.check
+        elif state == "differs":
+            print(f"{path}: differs from its solution; run `make exercises`")
+            bad += 1
+        elif state == "written" or args.verbose:
+            print(f"{path}: {state}")
+    if not args.check:
+        print(
+            f"exercises: {len(report)} notebooks, {sum(s == 'written' for _, s in report)} written"
+        )
+    return 1 if bad else 0
+
+
+# ---- attnlib check -------------------------------------------------------------------------
+CHECK_CALL = re.compile(r"""\bcheck\(\s*(['"])(\w+)\1""")
+
+
+def _row(notebook, exercise, status, mistake=None, message=""):
+    return {
+        "notebook": str(notebook),
+        "exercise": exercise,
+        "status": status,
+        "mistake": mistake,
+        "message": message,
+    }
+
+
+def check_notebook(path, timeout=120):
+    """Run one exercise notebook in memory and return one row per exercise (and per error).
+
+    The file is only read. Each ``check(...)`` call leaves a record in its output's
+    metadata; a check that never ran is an error row, and so is a cell that raised
+    outside any check.
+    """
+    import nbformat
+
+    from .selfcheck import METADATA_KEY
+
+    source_nb = nbformat.read(path, as_version=4)
+    expected, cell_of = [], {}
+    for index, cell in enumerate(source_nb.cells):
+        if cell.cell_type == "code":
+            for match in CHECK_CALL.finditer(cell.source):
+                if match.group(2) not in cell_of:
+                    expected.append(match.group(2))
+                    cell_of[match.group(2)] = index
+    try:
+        nb = run_notebook(path, timeout=timeout, allow_errors=True)
+    except Exception as err:  # the kernel died or a cell timed out
+        reason = f"the notebook did not run: {type(err).__name__}: {str(err).strip()[:200]}"
+        return [_row(path, ex, "error", message=reason) for ex in expected] or [
+            _row(path, "(notebook)", "error", message=reason)
+        ]
+    records, errors = {}, {}
+    for index, cell in enumerate(nb.cells):
+        for output in cell.get("outputs", []):
+            record = output.get("metadata", {}).get(METADATA_KEY)
+            if record:
+                records[record["exercise"]] = record  # a later check of the same id wins
+                if record["exercise"] not in cell_of:
+                    expected.append(record["exercise"])
+                    cell_of[record["exercise"]] = index
+            if output.get("output_type") == "error" and index not in errors:
+                errors[index] = f"{output.ename}: {output.evalue}"
+    rows = []
+    for exercise in expected:
+        record = records.get(exercise)
+        if record is not None:
+            rows.append(
+                _row(path, exercise, record["status"], record["mistake"], record["message"])
+            )
+        else:
+            reason = errors.get(cell_of[exercise], "the check did not display its result")
+            rows.append(_row(path, exercise, "error", message=f"the check did not run: {reason}"))
+    checked_cells = set(cell_of.values())
+    for index, reason in errors.items():
+        if index not in checked_cells:
+            rows.append(_row(path, f"(cell {index + 1})", "error", message=reason))
+    return rows
+
+
+def _status_text(row):
+    if row["status"] == "wrong" and row["mistake"]:
+        return f"wrong: {row['mistake']}"
+    return row["status"]
+
+
+def summarize(rows):
+    from .selfcheck import STATUSES
+
+    counts = {status: sum(r["status"] == status for r in rows) for status in STATUSES}
+    counts["total"] = len(rows)
+    return counts
+
+
+def cmd_check(args):
+    paths = notebook_paths(args.paths)
+    if not paths:
+        print("attnlib check: no notebooks found.", file=sys.stderr)
+        return 2
+    rows = []
+    for path in paths:
+        rows.extend(check_notebook(path, timeout=args.timeout))
+    counts = summarize(rows)
+    all_passed = bool(rows) and counts["passed"] == len(rows)
+    if args.json:
+        print(json.dumps({"rows": rows, "summary": counts, "all_passed": all_passed}, indent=1))
+        return 0 if all_passed else 1
+    table = [("notebook", "exercise", "status")] + [
+        (r["notebook"], r["exercise"], _status_text(r)) for r in rows
+    ]
+    widths = [max(len(line[i]) for line in table) for i in range(3)]
+    for n, line in enumerate(table):
+        print("  ".join(cell.ljust(w) for cell, w in zip(line, widths, strict=True)).rstrip())
+        if n == 0:
+            print("  ".join("-" * w for w in widths))
+    for r in rows:
+        if r["status"] == "error" or (r["status"] == "wrong" and not r["mistake"]):
+            print(f"{r['notebook']} {r['exercise']}: {r['message']}")
+    print(
+        f"{counts['total']} exercises in {len(paths)} notebooks: {counts['passed']} passed, "
+        f"{counts['wrong']} wrong, {counts['not attempted']} not attempted, "
+        f"{counts['error']} errors"
+    )
+    return 0 if all_passed else 1
+
+
 def build_parser():
     parser = argparse.ArgumentParser(prog="attnlib", description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True)
     p = sub.add_parser("execute", help="run notebooks in a fresh kernel and store outputs")
     p.add_argument("paths", nargs="+", help="notebook files or folders")
     p.set_defaults(func=cmd_execute)
+    p = sub.add_parser("exercises", help="generate exercises/ from solutions/")
+    p.add_argument("--solutions", default="solutions", help="folder of solution notebooks")
+    p.add_argument("--exercises", default="exercises", help="folder to write exercises to")
+    p.add_argument(
+        "--check", action="store_true", help="write nothing; exit 1 if any exercise is stale"
+    )
+    p.add_argument("-v", "--verbose", action="store_true", help="list unchanged notebooks too")
+    p.set_defaults(func=cmd_exercises)
+    p = sub.add_parser(
+        "check", help="run exercise notebooks (unchanged on disk) and report each exercise"
+    )
+    p.add_argument("paths", nargs="+", help="notebook files or folders")
+    p.add_argument("--json", action="store_true", help="print the rows and summary as JSON")
+    p.add_argument("--timeout", type=int, default=120, help="seconds per cell (default 120)")
+    p.set_defaults(func=cmd_check)
     return parser
 
 

@@ -1,0 +1,228 @@
+"""The required exercise ids of the whole formula, on the worked example.
+
+``qkv``, ``scores``, ``scaled_scores``, ``weights``, ``output`` (values) and
+``softmax``, ``attention`` (functions). Any lesson's notebook may use them.
+Expected answers and every mistake's value come from ``attnlib.core``.
+"""
+
+import numpy as np
+
+from .. import example as ex
+from ..core import attention_weights, project, qk_scores, scale_scores, softmax
+from ..selfcheck import check_array, check_function, check_tuple, exercise
+
+# ---- the worked example, computed (never typed) --------------------------------------------
+Q, K, V = project(ex.X, ex.W_Q), project(ex.X, ex.W_K), project(ex.X, ex.W_V)  # (3, 2) each
+S = qk_scores(Q, K)  # (n_q, n_k) = (3, 3)
+A = attention_weights(Q, K)  # (3, 3), rows sum to 1
+OUTPUT = A @ V  # (3, 2)
+d_k, d_model = ex.d_k, ex.d_model
+
+
+def _weights_variants():
+    """Every named mistake of the scaling and softmax steps, as (code, weights) pairs.
+
+    d_k = 2 and d_model = 4 here, so sqrt(d_model) = d_k: dividing by 2 is reported as
+    divided_by_d_k (the more common slip); the function exercises tell the two apart.
+    """
+    return [
+        ("transposed", softmax(scale_scores(S.T, d_k))),  # K Q^T
+        ("transposed", A.T),  # weights transposed
+        ("unscaled", softmax(S)),
+        ("divided_by_d_k", softmax(S / d_k)),
+        ("multiplied", softmax(S * np.sqrt(d_k))),
+        ("wrong_axis", softmax(scale_scores(S, d_k), axis=0)),
+        ("wrong_d", softmax(S / np.sqrt(d_model))),
+    ]
+
+
+@exercise(
+    "qkv",
+    hints=[
+        "Each of Q, K and V is X times one weight matrix.",
+        "Q = X @ W_Q, K = X @ W_K, V = X @ W_V: (3, 4) @ (4, 2) -> (3, 2).",
+    ],
+    solution="Q = X @ W_Q\nK = X @ W_K\nV = X @ W_V\ncheck('qkv', (Q, K, V))",
+)
+def _qkv(answer):
+    return check_tuple(
+        answer,
+        (Q, K, V),
+        mistakes={
+            0: {"swapped_qk": K, "transposed": Q.T},
+            1: {"swapped_qk": Q, "transposed": K.T},
+            2: {"transposed": V.T},
+        },
+        names=("Q", "K", "V"),
+    )
+
+
+@exercise(
+    "scores",
+    hints=[
+        "Entry [i, j] is the dot product of query i with key j.",
+        "All nine at once: S = Q @ K.T, shape (n_q, n_k) = (3, 3).",
+    ],
+    solution=lambda: f"S = Q @ K.T\n{S}",
+)
+def _scores(answer):
+    return check_array(answer, S, mistakes={"transposed": S.T, "swapped_qk": S.T})
+
+
+@exercise(
+    "scaled_scores",
+    hints=[
+        "Divide every score by the same number.",
+        f"That number is sqrt(d_k); here d_k = {d_k}, the width of a key.",
+        "scaled = S / np.sqrt(d_k)",
+    ],
+    solution=lambda: f"scaled = S / np.sqrt(d_k)\n{scale_scores(S, d_k)}",
+)
+def _scaled_scores(answer):
+    return check_array(
+        answer,
+        scale_scores(S, d_k),
+        mistakes={
+            "unscaled": S,
+            "divided_by_d_k": S / d_k,
+            "multiplied": S * np.sqrt(d_k),
+            "wrong_d": S / np.sqrt(d_model),
+            "transposed": scale_scores(S.T, d_k),
+        },
+        decimals=2,
+    )
+
+
+@exercise(
+    "weights",
+    hints=[
+        "Scale the scores first, then softmax each row.",
+        "Each row of the weights is positive and sums to 1.",
+        "weights = softmax(S / np.sqrt(d_k)) along the last axis.",
+    ],
+    solution=lambda: f"weights = softmax(S / np.sqrt(d_k), axis=-1)\n{A}",
+)
+def _weights(answer):
+    return check_array(answer, A, mistakes=_weights_variants(), decimals=3)
+
+
+@exercise(
+    "output",
+    hints=[
+        "Each output row is a blend of the rows of V.",
+        "The blend's proportions are that query's row of weights.",
+        "output = weights @ V: (3, 3) @ (3, 2) -> (3, 2).",
+    ],
+    solution=lambda: f"output = weights @ V\n{OUTPUT}",
+)
+def _output(answer):
+    variants = [(code, W @ V) for code, W in _weights_variants()]
+    return check_array(answer, OUTPUT, mistakes=variants, decimals=2)
+
+
+# ---- function exercises: several inputs, unequal shapes, large scores ---------------------
+_rng = np.random.default_rng(0)
+_X35 = _rng.normal(size=(3, 5)) * 2  # n_q = 3 rows, n_k = 5 columns
+_ROW = np.array([1.0, 2.0, 0.5, -1.0])  # a single row
+_BIG = 1000 + _rng.normal(size=(3, 5)) * 5  # scores around 1e3: a naive exp overflows
+SOFTMAX_CASES = [(_X35,), (_ROW,), (_BIG,)]
+
+
+def _naive_softmax(x):
+    e = np.exp(x)  # no maximum subtracted
+    return e / e.sum(axis=-1, keepdims=True)
+
+
+def _mixed_axis_softmax(x):
+    e = np.exp(x - x.max(axis=-1, keepdims=True))  # the row max is right ...
+    return e / e.sum(axis=0, keepdims=True)  # ... but the sum runs down the columns
+
+
+@exercise(
+    "softmax",
+    hints=[
+        "exp every entry, then divide each row by its own sum.",
+        "Sum along the last axis with keepdims=True so the division lines up with the rows.",
+        "Subtract each row's max before exp: the result does not change and exp cannot overflow.",
+    ],
+    solution=(
+        "def softmax(x):\n"
+        "    z = x - x.max(axis=-1, keepdims=True)  # softmax ignores shifts\n"
+        "    e = np.exp(z)\n"
+        "    return e / e.sum(axis=-1, keepdims=True)"
+    ),
+)
+def _softmax(answer):
+    return check_function(
+        answer,
+        SOFTMAX_CASES,
+        reference=softmax,
+        mistakes=[
+            ("wrong_axis", lambda x: softmax(x, axis=0)),
+            ("wrong_axis", _mixed_axis_softmax),
+            ("overflow", _naive_softmax),
+        ],
+        arg_names=("x",),
+    )
+
+
+_Q34 = _rng.normal(size=(3, 4))  # n_q = 3, d_k = 4
+_K54 = _rng.normal(size=(5, 4))  # n_k = 5, d_k = 4
+_V52 = _rng.normal(size=(5, 2))  # n_k = 5, d_v = 2
+_QBIG = 20 + _rng.normal(size=(3, 4))  # scores around 1600, scaled around 800
+_KBIG = 20 + _rng.normal(size=(5, 4))
+ATTENTION_CASES = [
+    (_Q34, _K54, _V52),  # unequal shapes: a transpose cannot hide
+    (Q, K, V),  # the worked example (square: a transpose still computes)
+    (_Q34[:, :3], _K54[:, :3], _rng.normal(size=(5, 6))),  # d_v = 6 > d_k = 3
+    (_QBIG, _KBIG, _V52),  # large scores
+]
+
+
+def _attention_with(scores_to_weights):
+    def variant(Q, K, V):
+        return scores_to_weights(Q @ K.T, Q, K, V) @ V
+
+    return variant
+
+
+ATTENTION_MISTAKES = [
+    ("unscaled", _attention_with(lambda S, Q, K, V: softmax(S))),
+    ("divided_by_d_k", _attention_with(lambda S, Q, K, V: softmax(S / K.shape[-1]))),
+    ("multiplied", _attention_with(lambda S, Q, K, V: softmax(S * np.sqrt(K.shape[-1])))),
+    ("wrong_axis", _attention_with(lambda S, Q, K, V: softmax(S / np.sqrt(K.shape[-1]), axis=0))),
+    ("wrong_d", _attention_with(lambda S, Q, K, V: softmax(S / np.sqrt(V.shape[-1])))),
+    ("transposed", lambda Q, K, V: softmax((K @ Q.T) / np.sqrt(K.shape[-1])) @ V),
+    ("transposed", lambda Q, K, V: softmax(Q @ K.T / np.sqrt(K.shape[-1])).T @ V),
+    ("overflow", _attention_with(lambda S, Q, K, V: _naive_softmax(S / np.sqrt(K.shape[-1])))),
+]
+
+
+def _attention_output(Q, K, V):
+    return attention_weights(Q, K) @ V
+
+
+@exercise(
+    "attention",
+    hints=[
+        "Four steps: scores, scale, softmax each row, blend the values.",
+        "d_k is the width of the keys: K.shape[-1] (not V's width).",
+        "return softmax(Q @ K.T / np.sqrt(K.shape[-1])) @ V, with a stable softmax.",
+    ],
+    solution=(
+        "def attention(Q, K, V):\n"
+        "    d_k = K.shape[-1]\n"
+        "    S = Q @ K.T / np.sqrt(d_k)  # (n_q, n_k)\n"
+        "    S = S - S.max(axis=-1, keepdims=True)  # stable softmax\n"
+        "    A = np.exp(S) / np.exp(S).sum(axis=-1, keepdims=True)\n"
+        "    return A @ V  # (n_q, d_v)"
+    ),
+)
+def _attention(answer):
+    return check_function(
+        answer,
+        ATTENTION_CASES,
+        reference=_attention_output,
+        mistakes=ATTENTION_MISTAKES,
+        arg_names=("Q", "K", "V"),
+    )
