@@ -84,6 +84,7 @@ Then ``check("softmax_row1", w)`` works in any notebook. Rules:
 """
 
 import contextlib
+import copy
 import difflib
 import importlib
 import io
@@ -653,11 +654,37 @@ def _shapes(args, names):
     parts = []
     for i, a in enumerate(args):
         label = names[i] if names and i < len(names) else f"argument {i + 1}"
-        parts.append(f"{label} {np.shape(a)}")
+        if isinstance(a, np.ndarray):
+            parts.append(f"{label} {a.shape}")
+        elif isinstance(a, (list, tuple, dict)):
+            parts.append(f"{label} ({type(a).__name__} of {len(a)})")
+        else:
+            parts.append(f"{label} = {a!r}")
     return ", ".join(parts)
 
 
-def check_function(answer, cases, reference, mistakes=None, decimals=None, arg_names=None):
+def _quietly(function, args):
+    """Call a reference or mistake function on copies of the inputs, without warnings."""
+    with np.errstate(all="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return function(*copy.deepcopy(args))
+
+
+def _parts(value):
+    """A result as a list of float arrays (a tuple result gives one per item)."""
+    items = value if isinstance(value, tuple) else (value,)
+    return [np.asarray(v, dtype=np.float64) for v in items]
+
+
+def _all_match(got, want, decimals):
+    return len(got) == len(want) and all(
+        _matches(g, w, decimals) for g, w in zip(got, want, strict=True)
+    )
+
+
+def check_function(
+    answer, cases, reference, mistakes=None, decimals=None, arg_names=None, result_names=None
+):
     """Try a learner's function on several inputs against a reference function.
 
     Parameters
@@ -665,10 +692,12 @@ def check_function(answer, cases, reference, mistakes=None, decimals=None, arg_n
     answer : callable
         The learner's function.
     cases : list of tuple
-        Argument tuples; include unequal shapes (n_q=3, n_k=5, d_k=4, d_v=2) and
-        large scores (around 1e3) so that a transpose or a missing max-subtraction shows.
+        Argument tuples; include unequal shapes (n_q=3, n_k=5, d_k=4, d_v=2),
+        d_model different from d_k, and large scores (around 1e3) so that a transpose,
+        a wrong width or a missing max-subtraction shows. Each call gets fresh copies.
     reference : callable
-        Computes the expected output from the same arguments (``attnlib.core``).
+        Computes the expected result from the same arguments (``attnlib.core``). When it
+        returns a tuple, the learner's function must return a tuple of the same length.
     mistakes : dict of str to callable or None, or list of such pairs, optional
         Mistake code -> a function with the reference's signature that makes that
         mistake. For ``"overflow"``, inf or nan where the reference is finite is
@@ -677,6 +706,8 @@ def check_function(answer, cases, reference, mistakes=None, decimals=None, arg_n
         As in :func:`check_array`.
     arg_names : sequence of str, optional
         Names of the arguments for messages, e.g. ``("Q", "K", "V")``.
+    result_names : sequence of str, optional
+        Names of the items of a tuple result, e.g. ``("Q", "K", "V")``.
 
     Returns
     -------
@@ -688,9 +719,8 @@ def check_function(answer, cases, reference, mistakes=None, decimals=None, arg_n
     pairs = _pairs(mistakes)
     problems = []
     for k, args in enumerate(cases):
-        args = tuple(np.array(a, dtype=np.float64) for a in args)  # fresh copies per call
-        kind, result = call_with_limit(answer, tuple(a.copy() for a in args))
         on = f"on inputs {_shapes(args, arg_names)}"
+        kind, result = call_with_limit(answer, copy.deepcopy(tuple(args)))
         if kind == "timeout":
             return error(f"your function ran longer than {TIME_LIMIT:g} s {on} (an endless loop?).")
         if kind == "raised":
@@ -698,29 +728,41 @@ def check_function(answer, cases, reference, mistakes=None, decimals=None, arg_n
                 error(f"your function raised {type(result).__name__}: {result} ({on}).")
             )
             continue
-        if result is Ellipsis:
+        if _is_placeholder(result):
             if k == 0:
                 return not_attempted()
             problems.append(wrong(f"your function returned ... {on}."))
             continue
-        if isinstance(result, tuple):
+        if result is None:
+            problems.append(wrong(f"your function returned None {on}; is a `return` missing?"))
+            continue
+        expected = _parts(_quietly(reference, args))
+        n = len(expected)
+        names = list(result_names or [f"item {i}" for i in range(n)]) if n > 1 else ["result"]
+        if n == 1 and isinstance(result, tuple):
             problems.append(
                 wrong(f"your function returned a tuple of {len(result)} {on}; return one array.")
             )
             continue
-        with np.errstate(all="ignore"), warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            expected = np.asarray(reference(*args), dtype=np.float64)
-        got = as_numbers(result, "your function's result")
-        if isinstance(got, Verdict):
-            problems.append(wrong(f"{got.detail[:-1]} {on}."))
+        if n > 1 and (not isinstance(result, (tuple, list)) or len(result) != n):
+            problems.append(
+                wrong(f"your function returned {_describe(result)} {on}; expected a tuple of {n}.")
+            )
             continue
-        if _matches(got, expected, decimals):
+        got = []
+        for item, name in zip(result if n > 1 else (result,), names, strict=True):
+            g = as_numbers(item, f"your function's {name}")
+            if isinstance(g, Verdict):
+                problems.append(wrong(f"{g.detail[:-1]} {on}."))
+                break
+            got.append(g)
+        if len(got) < n:
             continue
-        overflowed = (
-            got.shape == expected.shape
-            and np.isfinite(expected).all()
-            and not np.isfinite(got).all()
+        if _all_match(got, expected, decimals):
+            continue
+        overflowed = any(
+            g.shape == e.shape and np.isfinite(e).all() and not np.isfinite(g).all()
+            for g, e in zip(got, expected, strict=True)
         )
         for code, variant in pairs:
             if code == "overflow" and overflowed:
@@ -728,21 +770,21 @@ def check_function(answer, cases, reference, mistakes=None, decimals=None, arg_n
             elif variant is None:
                 hit = False
             else:
-                with np.errstate(all="ignore"), warnings.catch_warnings():
-                    warnings.simplefilter("ignore")
-                    try:
-                        hit = _matches(got, np.asarray(variant(*args), dtype=np.float64), decimals)
-                    except Exception:  # the variant is impossible for these shapes
-                        hit = False
+                try:
+                    hit = _all_match(got, _parts(_quietly(variant, args)), decimals)
+                except Exception:  # the mistake is impossible for these shapes
+                    hit = False
             if hit:
                 return wrong(on, mistake=code)
-        if got.shape != expected.shape:
-            problems.append(
-                wrong(f"your function returned shape {got.shape} {on}, expected {expected.shape}.")
-            )
-        elif not np.isfinite(got).all():
-            problems.append(wrong(f"your function returned inf or nan {on}."))
-        else:
-            detail = _first_difference(got, expected, decimals, "your function's result")
-            problems.append(wrong(f"{detail[:-1]} {on}."))
+        for g, e, name in zip(got, expected, names, strict=True):
+            if _matches(g, e, decimals):
+                continue
+            label = f"your function's {name}"
+            if g.shape != e.shape:
+                problems.append(wrong(f"{label} has shape {g.shape} {on}, expected {e.shape}."))
+            elif not np.isfinite(g).all():
+                problems.append(wrong(f"{label} holds inf or nan {on}."))
+            else:
+                problems.append(wrong(f"{_first_difference(g, e, decimals, label)[:-1]} {on}."))
+            break
     return problems[0] if problems else passed()
