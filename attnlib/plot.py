@@ -202,3 +202,89 @@ def blend(V, output, v_labels, out_labels, weights=None, ax=None, title=None):
     if title:
         ax.set_title(title)
     return ax
+
+
+def alignment(q, K, q_label, k_labels, ax=None, title=None, decimals=0):
+    """One query against every key in the plane, each key labelled with its angle and score.
+
+    The dot product is ``|q| |k| cos(angle)``: a thin arc marks the angle from the
+    query to each key, and each key's label gives that angle and the score, so a
+    learner can see that alignment and length both count (d_k = 2 only).
+
+    Parameters
+    ----------
+    q : array_like of shape (2,)
+        One query.
+    K : array_like of shape (n_k, 2)
+        The keys.
+    q_label : str
+        The query's token.
+    k_labels : sequence of str
+        One token per key.
+    ax : matplotlib Axes, optional
+    title : str, optional
+    decimals : int
+        How many decimals to write for each score.
+
+    Returns
+    -------
+    matplotlib Axes
+    """
+    from matplotlib.patches import Arc
+
+    q, K = np.asarray(q, dtype=np.float64), np.asarray(K, dtype=np.float64)
+    if q.shape != (2,):
+        raise ValueError(f"alignment: q must have shape (2,) to draw in the plane, got {q.shape}.")
+    if K.ndim != 2 or K.shape[1] != 2:
+        raise ValueError(
+            f"alignment: K must have shape (n_k, 2) to draw in the plane, got {K.shape}."
+        )
+    if len(k_labels) != len(K):
+        raise ValueError(
+            f"alignment: K has {len(K)} rows but there are {len(k_labels)} key labels."
+        )
+    ax = _axes(ax, size=(4.6, 4.6))
+    placed = {}  # labels already written at a point: the next one there goes below them
+
+    def label(v, text, colour):
+        at = (round(float(v[0]), 6), round(float(v[1]), 6))
+        below = placed.get(at, 0)
+        placed[at] = below + 1
+        ax.annotate(
+            text, xy=v, xytext=(4, 2 - 13 * below), textcoords="offset points", color=colour
+        )
+
+    def draw(v, colour, style, width):
+        props = dict(arrowstyle="->", color=colour, lw=width, linestyle=style)
+        ax.annotate("", xy=v, xytext=(0, 0), arrowprops=props)
+
+    q_angle = np.degrees(np.arctan2(q[1], q[0]))
+    draw(q, "black", "-", 2.5)
+    label(q, f"q: {q_label}", "black")
+    reach = max(np.abs(K).max(), np.abs(q).max())
+    for j, (k, name) in enumerate(zip(K, k_labels, strict=True)):
+        colour = COLOURS[j % len(COLOURS)]
+        draw(k, colour, "--", 2)
+        score = float(q @ k) + 0.0
+        lengths = float(np.linalg.norm(q) * np.linalg.norm(k))
+        if lengths == 0:  # a zero vector has no direction, so no angle
+            label(k, f"k: {name}  q·k = {score:.{decimals}f}", colour)
+            continue
+        angle = np.degrees(np.arccos(np.clip(score / lengths, -1.0, 1.0)))
+        k_angle = np.degrees(np.arctan2(k[1], k[0]))
+        # an Arc runs anticlockwise from theta1 to theta2: start from whichever arrow is behind
+        start = q_angle if (k_angle - q_angle) % 360 <= 180 else k_angle
+        radius = reach * (0.18 + 0.08 * j)  # one arc per key, each at its own radius
+        ax.add_patch(
+            Arc((0, 0), 2 * radius, 2 * radius, theta1=start, theta2=start + angle, color=colour)
+        )
+        label(k, f"k: {name}  {angle:.0f}°, q·k = {score:.{decimals}f}", colour)
+    ax.set_xlim(min(0.0, K[:, 0].min(), q[0]) - 0.5, reach * 1.25 + 2.0)  # room for labels
+    ax.set_ylim(min(0.0, K[:, 1].min(), q[1]) - 0.5, reach * 1.25 + 0.5)
+    ax.set_aspect("equal")
+    ax.axhline(0, color="grey", lw=0.5)
+    ax.axvline(0, color="grey", lw=0.5)
+    ax.grid(alpha=0.3)
+    if title:
+        ax.set_title(title)
+    return ax
