@@ -581,9 +581,16 @@ def check_choice(answer, expected, options, mistakes=None):
     """
     if isinstance(answer, str):
         answer = answer.strip().lower()
-    if answer not in options:
-        listed = ", ".join(repr(o) for o in options)
+    elif isinstance(answer, (list, np.ndarray)):
+        answer = tuple(np.asarray(answer).tolist())  # [7, 6] or an array -> (7, 6)
+    listed = ", ".join(repr(o) for o in options)
+    try:
+        known = answer in options
+    except Exception:  # an answer that cannot be compared (e.g. a nested array)
+        known = False
+    if not known:
         return wrong(f"your answer {answer!r} is not one of the options: {listed}.")
+    answer = options[options.index(answer)]  # the option itself, so the lookups below work
     if answer == expected:
         return passed()
     code = (mistakes or {}).get(answer)
