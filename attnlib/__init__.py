@@ -8,12 +8,14 @@ stays as light as numpy.
 
 from . import example
 from .core import attention, attention_weights, project, qk_scores, scale_scores, softmax
+from .grad import attention_backward, softmax_jacobian
 from .heads import merge_heads, multi_head_attention, split_heads
 from .masks import additive_mask, causal_mask, padding_mask
 
 __all__ = [
     "additive_mask",
     "attention",
+    "attention_backward",
     "attention_weights",
     "causal_mask",
     "example",
@@ -24,6 +26,7 @@ __all__ = [
     "qk_scores",
     "scale_scores",
     "softmax",
+    "softmax_jacobian",
     "split_heads",
 ]
 __version__ = "0.1.0"
