@@ -7,6 +7,7 @@ stays as light as numpy.
 """
 
 from . import example
+from .blocked import blocked_attention, online_softmax
 from .core import attention, attention_weights, project, qk_scores, scale_scores, softmax
 from .grad import attention_backward, softmax_jacobian
 from .heads import merge_heads, multi_head_attention, split_heads
@@ -17,8 +18,10 @@ __all__ = [
     "attention",
     "attention_backward",
     "attention_weights",
+    "blocked_attention",
     "causal_mask",
     "example",
+    "online_softmax",
     "merge_heads",
     "multi_head_attention",
     "padding_mask",
