@@ -110,16 +110,7 @@ def check_notebook(path, timeout=120):
     """
     import nbformat
 
-    from .selfcheck import METADATA_KEY
-
-    source_nb = nbformat.read(path, as_version=4)
-    expected, cell_of = [], {}
-    for index, cell in enumerate(source_nb.cells):
-        if cell.cell_type == "code":
-            for match in CHECK_CALL.finditer(cell.source):
-                if match.group(2) not in cell_of:
-                    expected.append(match.group(2))
-                    cell_of[match.group(2)] = index
+    expected, cell_of = expected_checks(nbformat.read(path, as_version=4))
     try:
         nb = run_notebook(path, timeout=timeout, allow_errors=True)
     except Exception as err:  # the kernel died or a cell timed out
@@ -127,6 +118,29 @@ def check_notebook(path, timeout=120):
         return [_row(path, ex, "error", message=reason) for ex in expected] or [
             _row(path, "(notebook)", "error", message=reason)
         ]
+    return check_rows(path, nb, expected, cell_of)
+
+
+def expected_checks(nb):
+    """The exercise ids of the ``check("id", ...)`` calls in a notebook's code, in order,
+    and the index of the cell that checks each."""
+    expected, cell_of = [], {}
+    for index, cell in enumerate(nb.cells):
+        if cell.cell_type == "code":
+            for match in CHECK_CALL.finditer(cell.source):
+                if match.group(2) not in cell_of:
+                    expected.append(match.group(2))
+                    cell_of[match.group(2)] = index
+    return expected, cell_of
+
+
+def check_rows(path, nb, expected=None, cell_of=None):
+    """One row per exercise (and per error outside a check) from an executed notebook."""
+    from .selfcheck import METADATA_KEY
+
+    if expected is None:
+        expected, cell_of = expected_checks(nb)
+    expected, cell_of = list(expected), dict(cell_of)
     records, errors = {}, {}
     for index, cell in enumerate(nb.cells):
         for output in cell.get("outputs", []):

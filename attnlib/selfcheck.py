@@ -604,7 +604,7 @@ class _TimeLimit(BaseException):
     so a bare ``except Exception`` in learner code cannot swallow it)."""
 
 
-def call_with_limit(function, args, seconds=TIME_LIMIT):
+def call_with_limit(function, args, seconds=None):
     """Call ``function(*args)`` quietly with a time limit.
 
     Returns ``("ok", value)``, ``("raised", exception)`` or ``("timeout", None)``.
@@ -612,6 +612,7 @@ def call_with_limit(function, args, seconds=TIME_LIMIT):
     In the main thread of a Unix process a timer interrupts the function; elsewhere it
     runs in a background thread that is abandoned after the limit.
     """
+    seconds = TIME_LIMIT if seconds is None else seconds
 
     def quiet_call():
         with (
