@@ -73,3 +73,16 @@ def test_the_check_imports_none_of_the_packages_it_checks():
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+def test_oldest_versions_agree_with_pyproject():
+    import re
+    from pathlib import Path
+
+    tomllib = pytest.importorskip("tomllib")  # Python 3.11+
+    project = tomllib.loads((Path(__file__).parent.parent / "pyproject.toml").read_text())
+    wanted = {"python": project["project"]["requires-python"].removeprefix(">=")}
+    for spec in project["project"]["dependencies"]:
+        name, oldest = re.fullmatch(r"([A-Za-z0-9_.-]+)>=([0-9.]+)", spec).groups()
+        wanted[name] = oldest
+    assert dict(REQUIRED) == wanted
