@@ -1,0 +1,203 @@
+"""Checkers for lesson 09, masking: causal masks, masked weights, masked attention.
+
+Ids: ``mask_causal`` (by hand), ``mask_weights`` (compute on the worked example),
+``mask_fix_attention`` (find the bug: a mask applied after softmax),
+``mask_predict_empty_row`` (predict then check). Expected answers come from
+``attnlib.core`` and ``attnlib.masks``.
+"""
+
+import numpy as np
+
+from .. import example as ex
+from ..core import attention, project, qk_scores, scale_scores, softmax
+from ..masks import causal_mask
+from ..selfcheck import add_mistake, check_array, check_choice, check_function, exercise
+
+add_mistake(
+    "mask_after_softmax",
+    "the mask was applied after softmax without renormalising, so rows no longer sum to 1: "
+    "hide keys before softmax (score -inf), or divide each row by its new sum.",
+)
+add_mistake(
+    "inverted_mask",
+    "the mask is inverted: True means the query MAY attend to the key, so hide the keys "
+    "where the mask is False.",
+)
+add_mistake(
+    "causal_excludes_self",
+    "a query may always see its own position: the causal mask keeps the diagonal (key j <= i).",
+)
+add_mistake(
+    "mask_ignored",
+    "the mask had no effect: put -inf into the scores where the mask is False, before softmax.",
+)
+add_mistake(
+    "empty_row",
+    "every score in that row is -inf, so its max is -inf and -inf - (-inf) is nan "
+    "(without the max, exp gives all zeros and 0 / 0 is nan).",
+)
+
+
+def _naive_softmax(x):
+    """exp / sum with the row max subtracted, as lesson 09's naive code (nan on empty rows)."""
+    with np.errstate(invalid="ignore"):
+        z = x - x.max(axis=-1, keepdims=True)
+        e = np.exp(z)
+        return e / e.sum(axis=-1, keepdims=True)
+
+
+def _masked_weights(S_scaled, mask):
+    return _naive_softmax(np.where(mask, S_scaled, -np.inf))
+
+
+# ---- mask_causal: a 4 x 4 causal mask by hand ----------------------------------------------
+CAUSAL_4 = causal_mask(4)
+
+
+@exercise(
+    "mask_causal",
+    hints=[
+        "Row i is query i; column j is key j. True (or 1) where query i may look at key j.",
+        "A query may see its own position and every earlier one: key j <= i.",
+        "It is the lower triangle, diagonal included.",
+    ],
+    solution=lambda: (
+        f"mask = [[1, 0, 0, 0], [1, 1, 0, 0], [1, 1, 1, 0], [1, 1, 1, 1]]\n"
+        f"# the same as attnlib.causal_mask(4):\n{CAUSAL_4.astype(int)}"
+    ),
+)
+def _mask_causal(answer):
+    return check_array(
+        answer,
+        CAUSAL_4,
+        mistakes={
+            "transposed": CAUSAL_4.T,
+            "causal_excludes_self": np.tril(np.ones((4, 4), dtype=bool), k=-1),
+            "inverted_mask": ~CAUSAL_4,
+        },
+    )
+
+
+# ---- mask_weights: the worked example's weights under the causal mask ----------------------
+Q, K, V = (project(ex.X, W) for W in (ex.W_Q, ex.W_K, ex.W_V))  # (3, 2) each
+S = qk_scores(Q, K)  # (3, 3)
+S_SCALED = scale_scores(S, Q.shape[-1])
+CAUSAL_3 = causal_mask(3)
+WEIGHTS_CAUSAL = attention(Q, K, V, mask=CAUSAL_3)[1]
+
+
+@exercise(
+    "mask_weights",
+    hints=[
+        "Scale the scores, then put -inf where the mask is False, then softmax each row.",
+        "birds' row can only see birds, so it is (1, 0, 0); seeds' row is unchanged.",
+        "weights = softmax(np.where(mask, S / np.sqrt(d_k), -np.inf)) along the last axis.",
+    ],
+    solution=lambda: (
+        "S_masked = np.where(mask, S / np.sqrt(d_k), -np.inf)\n"
+        "weights = np.exp(S_masked - S_masked.max(axis=-1, keepdims=True))\n"
+        f"weights = weights / weights.sum(axis=-1, keepdims=True)\n{WEIGHTS_CAUSAL}"
+    ),
+)
+def _mask_weights(answer):
+    return check_array(
+        answer,
+        WEIGHTS_CAUSAL,
+        mistakes=[
+            ("mask_after_softmax", softmax(S_SCALED) * CAUSAL_3),
+            ("mask_ignored", softmax(S_SCALED)),
+            ("unscaled", _masked_weights(S, CAUSAL_3)),
+            ("transposed", _masked_weights(S_SCALED, CAUSAL_3.T)),
+            ("transposed", WEIGHTS_CAUSAL.T),
+            ("inverted_mask", _masked_weights(S_SCALED, ~CAUSAL_3)),
+        ],
+        decimals=3,
+    )
+
+
+# ---- mask_fix_attention: repair a masked attention that masks after softmax ----------------
+_rng = np.random.default_rng(9)
+_Q34, _K54, _V52 = (_rng.normal(size=s) for s in [(3, 4), (5, 4), (5, 2)])
+_PATTERN = np.array(  # every row hides some keys and shows others, in no simple order
+    [[0, 1, 1, 0, 1], [1, 0, 0, 1, 0], [0, 0, 1, 1, 1]], dtype=bool
+)
+_QBIG, _KBIG = 20 + _rng.normal(size=(3, 4)), 20 + _rng.normal(size=(5, 4))  # scores ~ 800
+MASKED_ATTENTION_CASES = [
+    (_Q34, _K54, _V52, causal_mask(3, 5)),  # unequal shapes, causal
+    (_Q34, _K54, _V52, _PATTERN),
+    (Q, K, V, CAUSAL_3),  # the worked example
+    (_QBIG, _KBIG, _V52, causal_mask(3, 5)),  # large scores
+]
+
+
+def _masked_attention(Q, K, V, mask):
+    return attention(Q, K, V, mask=mask)[0]
+
+
+def _masked_variant(weights_of):
+    def variant(Q, K, V, mask):
+        S_scaled = Q @ K.T / np.sqrt(K.shape[-1])
+        return weights_of(S_scaled, mask) @ V
+
+    return variant
+
+
+def _unscaled_masked(Q, K, V, mask):
+    return _masked_weights(Q @ K.T, mask) @ V
+
+
+MASKED_ATTENTION_MISTAKES = [
+    ("mask_after_softmax", _masked_variant(lambda S, m: softmax(S) * m)),
+    ("mask_ignored", _masked_variant(lambda S, m: softmax(S))),
+    ("inverted_mask", _masked_variant(lambda S, m: _masked_weights(S, ~m))),
+    ("unscaled", _unscaled_masked),
+    ("overflow", None),
+]
+
+
+@exercise(
+    "mask_fix_attention",
+    hints=[
+        "Print the row sums of the broken function's weights: do they add up to 1?",
+        "Zeroing weights after softmax loses their share. Hide the keys before softmax.",
+        "S = np.where(mask, S, -np.inf) before the softmax, and remove the multiplication "
+        "after it.",
+    ],
+    solution=(
+        "def masked_attention(Q, K, V, mask):\n"
+        "    S = Q @ K.T / np.sqrt(K.shape[-1])\n"
+        "    S = np.where(mask, S, -np.inf)  # hide keys before softmax\n"
+        "    S = S - S.max(axis=-1, keepdims=True)\n"
+        "    A = np.exp(S) / np.exp(S).sum(axis=-1, keepdims=True)\n"
+        "    return A @ V"
+    ),
+)
+def _mask_fix_attention(answer):
+    return check_function(
+        answer,
+        MASKED_ATTENTION_CASES,
+        reference=_masked_attention,
+        mistakes=MASKED_ATTENTION_MISTAKES,
+        arg_names=("Q", "K", "V", "mask"),
+    )
+
+
+# ---- mask_predict_empty_row: what naive code gives for a row with no visible key -----------
+EMPTY_ROW_OPTIONS = ("nan", "zeros", "uniform")
+
+
+@exercise(
+    "mask_predict_empty_row",
+    hints=[
+        "Every score in the row becomes -inf. What is the row's maximum?",
+        "Subtracting the maximum computes -inf - (-inf). What does numpy say that is?",
+    ],
+    solution="prediction = 'nan'  # -inf - (-inf) is nan, and nan spreads",
+)
+def _mask_predict_empty_row(answer):
+    return check_choice(
+        answer,
+        expected="nan",
+        options=EMPTY_ROW_OPTIONS,
+        mistakes={"zeros": "empty_row", "uniform": "empty_row"},
+    )
