@@ -29,11 +29,12 @@ def notebook_paths(paths):
     return found
 
 
-def run_notebook(path, timeout=120, allow_errors=False):
+def run_notebook(path, timeout=120, allow_errors=False, quiet_kernel=False):
     """Execute a notebook in a fresh kernel in its own folder; return the executed copy.
 
     With ``allow_errors`` a cell that raises is recorded as an error output and the
     following cells still run (for grading); otherwise the first error stops it.
+    ``quiet_kernel`` drops the kernel process's own log lines (not the notebook's output).
     """
     import nbformat
     from nbclient import NotebookClient
@@ -47,7 +48,12 @@ def run_notebook(path, timeout=120, allow_errors=False):
         record_timing=False,  # timings would change on every run
         resources={"metadata": {"path": str(Path(path).parent)}},
     )
-    client.execute()
+    if quiet_kernel:
+        import subprocess
+
+        client.execute(stderr=subprocess.DEVNULL)
+    else:
+        client.execute()
     nb.metadata.pop("widgets", None)  # live widget state belongs to the session, not the file
     return nb
 
@@ -112,7 +118,7 @@ def check_notebook(path, timeout=120):
 
     expected, cell_of = expected_checks(nbformat.read(path, as_version=4))
     try:
-        nb = run_notebook(path, timeout=timeout, allow_errors=True)
+        nb = run_notebook(path, timeout=timeout, allow_errors=True, quiet_kernel=True)
     except Exception as err:  # the kernel died or a cell timed out
         reason = f"the notebook did not run: {type(err).__name__}: {str(err).strip()[:200]}"
         return [_row(path, ex, "error", message=reason) for ex in expected] or [
@@ -169,6 +175,10 @@ def check_rows(path, nb, expected=None, cell_of=None):
     return rows
 
 
+def _plural(n, word):
+    return f"{n} {word}{'s' * (n != 1)}"
+
+
 def _status_text(row):
     if row["status"] == "wrong" and row["mistake"]:
         return f"wrong: {row['mistake']}"
@@ -208,7 +218,8 @@ def cmd_check(args):
         if r["status"] == "error" or (r["status"] == "wrong" and not r["mistake"]):
             print(f"{r['notebook']} {r['exercise']}: {r['message']}")
     print(
-        f"{counts['total']} exercises in {len(paths)} notebooks: {counts['passed']} passed, "
+        f"{_plural(counts['total'], 'exercise')} in {_plural(len(paths), 'notebook')}: "
+        f"{counts['passed']} passed, "
         f"{counts['wrong']} wrong, {counts['not attempted']} not attempted, "
         f"{counts['error']} errors"
     )

@@ -66,7 +66,7 @@ def test_check_prints_a_table_and_a_summary_and_leaves_the_file_alone(mixed, cap
     assert "attention: ✗ attention: error: your function raised ZeroDivisionError" in out
     assert "qkv: the check did not run: NameError: name 'undefined_name' is not defined" in out
     assert out.rstrip().endswith(
-        "7 exercises in 1 notebooks: 1 passed, 2 wrong, 1 not attempted, 3 errors"
+        "7 exercises in 1 notebook: 1 passed, 2 wrong, 1 not attempted, 3 errors"
     )
 
 
@@ -94,7 +94,7 @@ def test_check_exits_0_when_everything_passed_on_a_copied_folder(tmp_path, capsy
     )
     (folder / "notes.txt").write_text("not a notebook")
     assert main(["check", str(folder)]) == 0
-    assert "2 exercises in 1 notebooks: 2 passed" in capsys.readouterr().out
+    assert "2 exercises in 1 notebook: 2 passed" in capsys.readouterr().out
 
 
 def test_check_needs_notebooks(tmp_path, capsys):
@@ -107,7 +107,7 @@ def test_check_needs_notebooks(tmp_path, capsys):
 def test_a_real_solution_notebook_passes_from_a_copy(tmp_path, capsys):
     copy = shutil.copy(ROOT / "solutions" / "01_words_to_vectors.ipynb", tmp_path)
     assert main(["check", str(copy)]) == 0
-    assert "4 exercises in 1 notebooks: 4 passed" in capsys.readouterr().out
+    assert "4 exercises in 1 notebook: 4 passed" in capsys.readouterr().out
 
 
 @pytest.mark.parametrize(
