@@ -1,0 +1,209 @@
+"""Checkers for lesson 10, multi-head and cross-attention.
+
+Ids: ``heads_by_hand`` (one head of a split, by hand), ``heads_split`` (write
+split_heads), ``heads_cross_shape`` (predict then check: the shape of cross-attention
+weights), ``heads_fix_merge`` (find the bug: a merge without its transpose). Expected
+answers come from ``attnlib.heads``.
+"""
+
+import numpy as np
+
+from ..heads import multi_head_attention, split_heads
+from ..selfcheck import add_mistake, check_array, check_choice, check_function, exercise
+
+add_mistake(
+    "reshape_no_transpose",
+    "reshaped straight to (n_heads, n, d_head) with no transpose: that mixes heads with "
+    "positions. Reshape to (n, n_heads, d_head) first, then swap the first two axes.",
+)
+add_mistake(
+    "heads_interleaved",
+    "each head got every n_heads-th column: head h owns one block of d_head neighbouring "
+    "columns, so reshape to (n, n_heads, d_head), not (n, d_head, n_heads).",
+)
+add_mistake(
+    "merge_no_transpose",
+    "the heads were merged with a reshape alone, which mixes tokens: move the head axis "
+    "back behind the token axis (transpose) before reshaping to (n, n_heads * d_v).",
+)
+add_mistake(
+    "no_output_projection",
+    "the merged heads were returned as they are: multiply them by W_O, where the heads meet.",
+)
+add_mistake(
+    "cross_keys_from_queries",
+    "in cross-attention the keys come from the other sequence: the weights are "
+    "(n_heads, n_q, n_k), with n_k the length of the sequence that gives keys and values.",
+)
+
+
+def _split_no_transpose(X, n_heads):
+    n, width = np.shape(X)
+    return np.reshape(X, (n_heads, n, width // n_heads))
+
+
+def _split_interleaved(X, n_heads):
+    n, width = np.shape(X)
+    return np.reshape(X, (n, width // n_heads, n_heads)).transpose(2, 0, 1)
+
+
+# ---- heads_by_hand: head 1 of a 2 x 6 matrix split into 3 heads ------------------------------
+Z = np.arange(1.0, 13.0).reshape(2, 6)  # rows 1..6 and 7..12
+
+
+@exercise(
+    "heads_by_hand",
+    hints=[
+        "6 columns and 3 heads: each head owns 2 neighbouring columns of every row.",
+        "Head 0 owns columns 0 and 1, head 1 columns 2 and 3, head 2 columns 4 and 5.",
+    ],
+    solution="head_1 = [[3, 4], [9, 10]]  # columns 2 and 3 of each row",
+)
+def _heads_by_hand(answer):
+    return check_array(
+        answer,
+        expected=split_heads(Z, 3)[1],
+        mistakes={
+            "reshape_no_transpose": _split_no_transpose(Z, 3)[1],
+            "heads_interleaved": _split_interleaved(Z, 3)[1],
+        },
+        name="head 1",
+    )
+
+
+# ---- heads_split: write split_heads ----------------------------------------------------------
+_rng = np.random.default_rng(10)
+SPLIT_CASES = [
+    (_rng.normal(size=(5, 6)), 3),  # n = 5, 3 heads of width 2
+    (_rng.normal(size=(3, 8)), 2),  # n = 3, 2 heads of width 4
+    (_rng.normal(size=(4, 12)), 4),  # n = 4, 4 heads of width 3
+]
+
+
+@exercise(
+    "heads_split",
+    hints=[
+        "Two steps: cut each row into n_heads pieces, then put the head axis first.",
+        "X.reshape(n, n_heads, d_head) cuts the rows; .transpose(1, 0, 2) puts heads first.",
+    ],
+    solution=(
+        "def split_heads(X, n_heads):\n"
+        "    n, d_model = X.shape\n"
+        "    d_head = d_model // n_heads\n"
+        "    return X.reshape(n, n_heads, d_head).transpose(1, 0, 2)  # (n_heads, n, d_head)"
+    ),
+)
+def _heads_split(answer):
+    return check_function(
+        answer,
+        SPLIT_CASES,
+        reference=split_heads,
+        mistakes=[
+            ("reshape_no_transpose", _split_no_transpose),
+            ("heads_interleaved", _split_interleaved),
+        ],
+        arg_names=("X", "n_heads"),
+    )
+
+
+# ---- heads_cross_shape: predict the shape of the cross-attention weights ---------------------
+CROSS_OPTIONS = ((4, 6, 9), (4, 9, 6), (4, 6, 6), (6, 9))
+
+
+@exercise(
+    "heads_cross_shape",
+    hints=[
+        "One weight table per head; each table has one row per query and one column per key.",
+        "The 6 tokens being written ask (queries); the 9 source tokens answer (keys).",
+    ],
+    solution="prediction = (4, 6, 9)  # (n_heads, n_q, n_k)",
+)
+def _heads_cross_shape(answer):
+    return check_choice(
+        answer,
+        expected=(4, 6, 9),
+        options=CROSS_OPTIONS,
+        mistakes={(4, 9, 6): "transposed", (4, 6, 6): "cross_keys_from_queries"},
+    )
+
+
+# ---- heads_fix_merge: repair a multi-head attention whose merge forgot the transpose ---------
+def _reference(X_q, X_kv, W_Q, W_K, W_V, W_O, n_heads):
+    return multi_head_attention(X_q, X_kv, W_Q, W_K, W_V, W_O, n_heads)[0]
+
+
+def _softmax_rows(S):
+    e = np.exp(S - S.max(axis=-1, keepdims=True))
+    return e / e.sum(axis=-1, keepdims=True)
+
+
+def _layer(split, merge, root=None, project=True):
+    """A multi-head layer built from the given split and merge, for the mistakes."""
+
+    def layer(X_q, X_kv, W_Q, W_K, W_V, W_O, n_heads):
+        Q, K, V = split(X_q @ W_Q, n_heads), split(X_kv @ W_K, n_heads), split(X_kv @ W_V, n_heads)
+        d = Q.shape[-1] if root is None else root(Q)
+        heads = _softmax_rows(Q @ np.swapaxes(K, -1, -2) / np.sqrt(d)) @ V
+        merged = merge(heads)
+        return merged @ W_O if project else merged
+
+    return layer
+
+
+def _merge_right(H):
+    return H.transpose(1, 0, 2).reshape(H.shape[1], -1)
+
+
+def _merge_no_transpose(H):
+    return H.reshape(H.shape[1], -1)
+
+
+_rng = np.random.default_rng(11)
+_X = _rng.normal(size=(5, 6))  # self-attention: n = 5, d_model = 6, 3 heads of width 2
+_SELF = (_X, _X, *(_rng.normal(size=s) for s in [(6, 6), (6, 6), (6, 6), (6, 4)]), 3)
+# cross-attention: n_q = 3, n_k = 7, d_model 4 and 5, 2 heads with d_k = 2 and d_v = 3
+_CROSS = (
+    _rng.normal(size=(3, 4)),
+    _rng.normal(size=(7, 5)),
+    *(_rng.normal(size=s) for s in [(4, 4), (5, 4), (5, 6), (6, 2)]),
+    2,
+)
+FIX_CASES = [_SELF, _CROSS]
+FIX_MISTAKES = [
+    ("merge_no_transpose", _layer(split_heads, _merge_no_transpose)),
+    ("reshape_no_transpose", _layer(_split_no_transpose, _merge_right)),
+    ("heads_interleaved", _layer(_split_interleaved, _merge_right)),
+    ("no_output_projection", _layer(split_heads, _merge_right, project=False)),
+    # sqrt of all heads' width (d_model in most layers) instead of one head's d_k
+    ("wrong_d", _layer(split_heads, _merge_right, root=lambda Q: Q.shape[0] * Q.shape[-1])),
+    ("unscaled", _layer(split_heads, _merge_right, root=lambda Q: 1)),
+]
+
+
+@exercise(
+    "heads_fix_merge",
+    hints=[
+        "Print the broken layer's output next to attnlib's: are the shapes equal? The values?",
+        "Split and attention are right. Look at how the heads are put back together.",
+        "heads has shape (n_heads, n_q, d_v): transpose it to (n_q, n_heads, d_v) before the "
+        "reshape.",
+    ],
+    solution=(
+        "def multi_head(X_q, X_kv, W_Q, W_K, W_V, W_O, n_heads):\n"
+        "    Q = split(X_q @ W_Q, n_heads)  # (n_heads, n_q, d_k)\n"
+        "    K = split(X_kv @ W_K, n_heads)  # (n_heads, n_k, d_k)\n"
+        "    V = split(X_kv @ W_V, n_heads)  # (n_heads, n_k, d_v)\n"
+        "    S = Q @ K.transpose(0, 2, 1) / np.sqrt(Q.shape[-1])  # d_k of one head\n"
+        "    heads = softmax_rows(S) @ V  # (n_heads, n_q, d_v)\n"
+        "    merged = heads.transpose(1, 0, 2).reshape(X_q.shape[0], -1)  # (n_q, n_heads * d_v)\n"
+        "    return merged @ W_O"
+    ),
+)
+def _heads_fix_merge(answer):
+    return check_function(
+        answer,
+        FIX_CASES,
+        reference=_reference,
+        mistakes=FIX_MISTAKES,
+        arg_names=("X_q", "X_kv", "W_Q", "W_K", "W_V", "W_O", "n_heads"),
+    )
