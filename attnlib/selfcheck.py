@@ -56,16 +56,27 @@ and returns the result of one of the comparison helpers below (or
             decimals=3,  # accept answers rounded to 3 decimals (by-hand exercises)
         )
 
-    @exercise("my_softmax", hints=["..."], solution="def my_softmax(x): ...")
+    x35 = np.random.default_rng(0).normal(size=(3, 5))  # n_q = 3 rows, n_k = 5 columns
+
+    @exercise("my_softmax", hints=["exp, then divide by the row sum."], solution="def ...")
     def _my_softmax(answer):
         return check_function(
             answer,
-            cases=[(RNG_INPUT,), (np.array([1.0, 2.0, 3.0]),), (1000 + RNG_INPUT,)],
+            cases=[(x35,), (np.array([1.0, 2.0, 3.0]),), (1000 + x35,)],  # 1e3: overflow
             reference=softmax,
-            mistakes={"wrong_axis": lambda x: softmax(x, axis=0), "overflow": None},
+            mistakes=[  # a list of pairs when one code has several forms
+                ("wrong_axis", lambda x: softmax(x, axis=0)),
+                ("overflow", None),
+            ],
+            arg_names=("x",),
         )
 
-Then ``check("softmax_row1", w)`` works in any notebook. Rules:
+Then ``check("softmax_row1", w)`` works in any notebook. Helpers:
+``check_array`` (a value or matrix), ``check_tuple`` (e.g. ``(Q, K, V)``),
+``check_choice`` (predict-then-check: one of a few options, e.g. strings),
+``check_function`` (a function; tuple results are compared item by item, each call
+gets fresh copies of the inputs, runs under ``TIME_LIMIT`` with its prints and
+warnings swallowed). Rules:
 
 - Ids are unique across the course (a duplicate raises when the checkers load);
   reuse the required ids (``qkv scores scaled_scores weights output softmax
@@ -81,6 +92,11 @@ Then ``check("softmax_row1", w)`` works in any notebook. Rules:
 - Test every checker: it accepts the reference answer and rejects each named
   mistake with its code (see tests/test_selfcheck.py; ``check(..., quiet=True)``
   returns the Feedback without printing).
+- In the solution notebook, put each answer between ``### BEGIN SOLUTION`` and
+  ``### END SOLUTION`` (see ``attnlib.generate`` for the stubs it becomes; inside a
+  function, the region runs through the ``return``), then ``attnlib exercises``.
+  Import with ``from attnlib.selfcheck import check, hint, solution  # noqa: F401``
+  so ruff accepts the two helpers the learner calls by hand.
 """
 
 import contextlib

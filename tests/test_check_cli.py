@@ -129,3 +129,21 @@ def test_every_stored_solution_check_passed(solution):
     ]
     assert {r["exercise"] for r in records} == called
     assert [r["message"] for r in records if r["status"] != "passed"] == []
+
+
+def test_in_a_kernel_the_line_shows_once_and_carries_its_record(tmp_path):
+    from attnlib.cli import run_notebook
+
+    path = write_notebook(
+        tmp_path / "display.ipynb",
+        'fb = check("scores", Q @ K.T)\nfb',  # check displays; the returned Feedback does not
+        "fb",  # shown again in a later cell, as plain text only
+        'check("scores", K @ Q.T).mistake',
+    )
+    cells = run_notebook(path, timeout=60).cells
+    first, again, third = (c.outputs for c in cells[2:5])
+    assert [o.data["text/plain"] for o in first] == ["✓ scores: correct."]
+    assert first[0].metadata[METADATA_KEY]["status"] == "passed"
+    assert [o.data["text/plain"] for o in again] == ["✓ scores: correct."]
+    assert METADATA_KEY not in again[0].metadata
+    assert [o.data["text/plain"] for o in third][1] == "'transposed'"
