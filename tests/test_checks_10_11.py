@@ -111,8 +111,10 @@ def backward(Q, K, V, dOutput, mistake=None):
         dS = A * dA
     if mistake == "softmax_skipped":
         dS = dA
-    root = {"backward_unscaled": 1.0, "wrong_d": np.sqrt(V.shape[1])}.get(mistake, np.sqrt(d_k))
-    return dS @ K / root, dS.T @ Q / root, dV
+    if mistake == "backward_unscaled":
+        return dS @ K, dS.T @ Q, dV
+    width = V.shape[1] if mistake == "wrong_d" else d_k
+    return dS @ K / np.sqrt(width), dS.T @ Q / np.sqrt(width), dV
 
 
 # ---- lesson 10 ------------------------------------------------------------------------------

@@ -130,10 +130,11 @@ def _variant(mistake):
             "jacobian_missing_outer": A * dA,
             "softmax_skipped": dA,
         }.get(mistake, A * (dA - (A * dA).sum(axis=-1, keepdims=True)))
-        root = 1.0 if mistake == "backward_unscaled" else np.sqrt(d_k)
+        if mistake == "backward_unscaled":
+            return dS @ K, dS.T @ Q, dV
         if mistake == "wrong_d":
-            root = np.sqrt(V.shape[-1])
-        return dS @ K / root, dS.T @ Q / root, dV
+            d_k = V.shape[-1]  # the mistake: d_v's width
+        return dS @ K / np.sqrt(d_k), dS.T @ Q / np.sqrt(d_k), dV
 
     return backward
 
