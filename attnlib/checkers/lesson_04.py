@@ -1,0 +1,145 @@
+"""Checkers for lesson 04, scaling the scores.
+
+Ids: ``scaling_birds_eat`` (one scaled score by hand), ``scaling_predict`` and
+``scaling_birds_weights`` (predict, then check, what scaling does to birds' weights),
+``scaling_fix`` (find the bug: a function that divides by the root of the wrong size).
+The required ``scaled_scores`` lives in formula.py. Expected answers come from
+``attnlib.core``.
+"""
+
+import numpy as np
+
+from .. import example as ex
+from ..core import project, qk_scores, scale_scores, softmax
+from ..selfcheck import add_mistake, check_array, check_choice, check_function, exercise
+
+add_mistake(
+    "score_gaps",
+    "softmax only sees the gaps between a row's scores: adding the same number to all of them "
+    "changes nothing, multiplying them widens the gaps (sharper weights) and dividing them "
+    "narrows the gaps (flatter weights).",
+)
+add_mistake(
+    "counted_tokens",
+    "scaled by the number of tokens: d_k is the width of each query and key, Q.shape[-1], "
+    "not len(Q) or K.shape[0], which count rows.",
+)
+
+Q, K = project(ex.X, ex.W_Q), project(ex.X, ex.W_K)  # (3, 2) each
+S = qk_scores(Q, K)  # (n_q, n_k) = (3, 3)
+d_k = ex.d_k
+BIRDS, EAT = ex.TOKENS.index("birds"), ex.TOKENS.index("eat")
+
+
+# ---- scaling_birds_eat: 9 / sqrt(2) by hand ------------------------------------------------
+@exercise(
+    "scaling_birds_eat",
+    hints=[
+        "The score is 9 and d_k = 2: divide by the square root of d_k.",
+        "np.sqrt(2) is about 1.41, so the answer is 9 / 1.41.",
+    ],
+    solution=lambda: f"9 / np.sqrt(2) = {S[BIRDS, EAT] / np.sqrt(d_k):.4f}",
+)
+def _scaling_birds_eat(answer):
+    score = S[BIRDS, EAT]
+    return check_array(
+        answer,
+        scale_scores(np.array([score]), d_k)[0],
+        mistakes={
+            "unscaled": score,
+            "divided_by_d_k": score / d_k,
+            "multiplied": score * np.sqrt(d_k),
+        },
+        decimals=2,
+        name="the scaled score",
+    )
+
+
+# ---- scaling_predict + scaling_birds_weights: predict, then check -------------------------
+@exercise(
+    "scaling_predict",
+    hints=[
+        "Dividing by sqrt(2) brings the three scores of the row closer together.",
+        "Closer scores give weights that are closer to equal.",
+    ],
+    solution="prediction = 'smaller'  # narrower gaps between scores: flatter weights",
+)
+def _scaling_predict(answer):
+    return check_choice(
+        answer, "smaller", options=["larger", "smaller"], mistakes={"larger": "score_gaps"}
+    )
+
+
+@exercise(
+    "scaling_birds_weights",
+    hints=[
+        "Birds' scaled row is S[0] / np.sqrt(d_k).",
+        "Exponentiate the three numbers, then divide each by their sum.",
+        "row = S[0] / np.sqrt(d_k); birds_weights = np.exp(row) / np.exp(row).sum()",
+    ],
+    solution=lambda: (
+        "row = S[0] / np.sqrt(d_k)\n"
+        "birds_weights = np.exp(row) / np.exp(row).sum()\n"
+        f"{softmax(scale_scores(S[BIRDS], d_k))}"
+    ),
+)
+def _scaling_birds_weights(answer):
+    row = S[BIRDS]
+    return check_array(
+        answer,
+        softmax(scale_scores(row, d_k)),
+        mistakes={
+            "unscaled": softmax(row),
+            "divided_by_d_k": softmax(row / d_k),
+            "multiplied": softmax(row * np.sqrt(d_k)),
+            "transposed": softmax(scale_scores(S[:, BIRDS], d_k)),  # birds' column, not row
+        },
+        decimals=3,
+        name="birds_weights",
+    )
+
+
+# ---- scaling_fix: repair a function that divides by sqrt(len(Q)) ---------------------------
+_rng = np.random.default_rng(4)
+SCALING_FIX_CASES = [
+    (Q, K),  # the worked example: d_k = 2, three tokens
+    (_rng.normal(size=(3, 4)), _rng.normal(size=(5, 4))),  # n_q = 3, n_k = 5, d_k = 4
+    (_rng.normal(size=(6, 3)), _rng.normal(size=(2, 3))),  # more queries than keys
+]
+
+
+def _scaled(Q, K):
+    return scale_scores(qk_scores(Q, K), Q.shape[-1])
+
+
+SCALING_FIX_MISTAKES = [
+    ("counted_tokens", lambda Q, K: Q @ K.T / np.sqrt(Q.shape[0])),  # n_q
+    ("counted_tokens", lambda Q, K: Q @ K.T / np.sqrt(K.shape[0])),  # n_k
+    ("unscaled", lambda Q, K: Q @ K.T),
+    ("divided_by_d_k", lambda Q, K: Q @ K.T / Q.shape[-1]),
+    ("multiplied", lambda Q, K: Q @ K.T * np.sqrt(Q.shape[-1])),
+    ("transposed", lambda Q, K: K @ Q.T / np.sqrt(Q.shape[-1])),
+]
+
+
+@exercise(
+    "scaling_fix",
+    hints=[
+        "len(Q) counts the rows of Q: the number of queries. Is that d_k?",
+        "d_k is the width of each query and key: the last axis of Q.",
+        "return Q @ K.T / np.sqrt(Q.shape[-1])",
+    ],
+    solution=(
+        "def fixed_scaled_scores(Q, K):\n"
+        "    S = Q @ K.T  # (n_q, d_k) @ (d_k, n_k) -> (n_q, n_k)\n"
+        "    return S / np.sqrt(Q.shape[-1])  # d_k is the width, not len(Q)"
+    ),
+)
+def _scaling_fix(answer):
+    return check_function(
+        answer,
+        SCALING_FIX_CASES,
+        reference=_scaled,
+        mistakes=SCALING_FIX_MISTAKES,
+        arg_names=("Q", "K"),
+    )

@@ -1,0 +1,169 @@
+"""Checkers for lesson 07, the whole formula.
+
+Ids: ``formula_shapes`` (predict the shapes of the weights and the output),
+``formula_self_attention`` (write self-attention from the tokens and the three weight
+matrices), ``formula_predict_reorder`` (predict, then check: reorder the keys and values
+together). The required ``attention`` (the repaired broken attention) lives in formula.py.
+Expected answers come from ``attnlib.core``.
+"""
+
+import numpy as np
+
+from .. import example as ex
+from ..core import attention_weights, project, softmax
+from ..selfcheck import add_mistake, check_choice, check_function, exercise, passed, wrong
+
+add_mistake(
+    "output_shape",
+    "the output has one row per query and one column per entry of a value: (n_q, d_v). "
+    "The keys are summed away, and d_k only lives inside the scores.",
+)
+add_mistake(
+    "order_matters",
+    "attention treats the keys as a set: moving a key together with its value only reorders "
+    "the terms of each weighted sum, and a sum does not depend on order.",
+)
+
+# ---- formula_shapes: (weights_shape, output_shape) for n_q=3, n_k=5, d_k=4, d_v=2 ----------
+N_Q, N_K, D_K, D_V = 3, 5, 4, 2
+_rng = np.random.default_rng(7)
+_Qs, _Ks, _Vs = (_rng.normal(size=s) for s in ((N_Q, D_K), (N_K, D_K), (N_K, D_V)))
+_A = attention_weights(_Qs, _Ks)
+SHAPES = (_A.shape, (_A @ _Vs).shape)  # computed, not typed: ((3, 5), (3, 2))
+
+
+def _as_shape(item):
+    try:
+        shape = tuple(int(n) for n in item)
+    except (TypeError, ValueError):
+        return None
+    return shape if all(float(n) == s for n, s in zip(item, shape, strict=True)) else None
+
+
+@exercise(
+    "formula_shapes",
+    hints=[
+        "The weights have one row per query and one column per key.",
+        "The output has one row per query; each row is a blend of value rows of width d_v.",
+    ],
+    solution=lambda: f"shapes = ({SHAPES[0]}, {SHAPES[1]})",
+)
+def _formula_shapes(answer):
+    pair = "a pair (weights_shape, output_shape), e.g. ((1, 2), (3, 4))"
+    if not isinstance(answer, (tuple, list)) or len(answer) != 2:
+        return wrong(f"expected {pair}.")
+    if all(np.ndim(item) == 0 and not isinstance(item, str) for item in answer):
+        return wrong(f"that looks like one shape; expected {pair}.")
+    got = [_as_shape(item) for item in answer]
+    for shape, label in zip(got, ("weights_shape", "output_shape"), strict=True):
+        if shape is None:
+            return wrong(f"{label} should be a tuple of whole numbers like (3, 5).")
+    weights_shape, output_shape = got
+    if weights_shape == SHAPES[0][::-1]:
+        return wrong("", mistake="transposed")
+    if weights_shape != SHAPES[0]:
+        return wrong(f"weights_shape is {weights_shape}, expected {SHAPES[0]}.")
+    if output_shape != SHAPES[1]:
+        return wrong("", mistake="output_shape")
+    return passed()
+
+
+# ---- formula_self_attention: write it from X, W_Q, W_K, W_V ---------------------------------
+def _self_attention(X, W_Q, W_K, W_V):
+    Q, K, V = project(X, W_Q), project(X, W_K), project(X, W_V)
+    return attention_weights(Q, K) @ V  # (n, n) @ (n, d_v) -> (n, d_v)
+
+
+def _naive_softmax(x, axis=-1):
+    e = np.exp(x)  # no maximum subtracted
+    return e / e.sum(axis=axis, keepdims=True)
+
+
+def _with(q_from="Q", k_from="K", divisor="d_k", normalise=softmax, transpose_weights=False):
+    """A self-attention that makes one mistake: which projection feeds Q and K, which width
+    goes under the root, how the rows are normalised, or whether the weights get transposed."""
+
+    def variant(X, W_Q, W_K, W_V):
+        W = {"Q": W_Q, "K": W_K}
+        Q, K, V = X @ W[q_from], X @ W[k_from], X @ W_V
+        d = {
+            "d_k": np.sqrt(Q.shape[-1]),
+            "d_model": np.sqrt(X.shape[-1]),
+            "d_v": np.sqrt(V.shape[-1]),
+            "none": 1.0,
+            "d_k itself": Q.shape[-1],
+            "times": 1 / np.sqrt(Q.shape[-1]),
+        }[divisor]
+        A = normalise(Q @ K.T / d)
+        return (A.T if transpose_weights else A) @ V
+
+    return variant
+
+
+_r = np.random.default_rng(8)
+SELF_ATTENTION_CASES = [
+    tuple(_r.normal(size=s) for s in ((5, 6), (6, 4), (6, 4), (6, 3))),  # d_model 6, d_k 4, d_v 3
+    (ex.X, ex.W_Q, ex.W_K, ex.W_V),  # the worked example
+    (  # large scores: entries of Q and K around 25, scores around 2500
+        _r.normal(size=(4, 3)) + 5,
+        np.abs(_r.normal(size=(3, 2))) + 1,
+        np.abs(_r.normal(size=(3, 2))) + 1,
+        _r.normal(size=(3, 5)),
+    ),
+]
+SELF_ATTENTION_MISTAKES = [
+    ("swapped_qk", _with(q_from="K", k_from="Q")),
+    ("swapped_qk", _with(q_from="K", k_from="K")),  # W_K where W_Q belongs
+    ("swapped_qk", _with(q_from="Q", k_from="Q")),  # W_Q where W_K belongs
+    ("transposed", _with(transpose_weights=True)),
+    ("wrong_d", _with(divisor="d_model")),
+    ("wrong_d", _with(divisor="d_v")),
+    ("unscaled", _with(divisor="none")),
+    ("divided_by_d_k", _with(divisor="d_k itself")),
+    ("multiplied", _with(divisor="times")),
+    ("wrong_axis", _with(normalise=lambda S: softmax(S, axis=0))),
+    ("overflow", _with(normalise=_naive_softmax)),
+]
+
+
+@exercise(
+    "formula_self_attention",
+    hints=[
+        "Three projections of the same X: Q = X @ W_Q, K = X @ W_K, V = X @ W_V.",
+        "Then the four steps: scores, scale by sqrt(d_k) (the width of Q), softmax rows, blend.",
+        "return attention(X @ W_Q, X @ W_K, X @ W_V), using the attention you repaired.",
+    ],
+    solution=(
+        "def self_attention(X, W_Q, W_K, W_V):\n"
+        "    Q = X @ W_Q  # (n, d_k)\n"
+        "    K = X @ W_K  # (n, d_k)\n"
+        "    V = X @ W_V  # (n, d_v)\n"
+        "    return attention(Q, K, V)  # (n, d_v)"
+    ),
+)
+def _formula_self_attention(answer):
+    return check_function(
+        answer,
+        SELF_ATTENTION_CASES,
+        reference=_self_attention,
+        mistakes=SELF_ATTENTION_MISTAKES,
+        arg_names=("X", "W_Q", "W_K", "W_V"),
+    )
+
+
+# ---- formula_predict_reorder --------------------------------------------------------------
+@exercise(
+    "formula_predict_reorder",
+    hints=[
+        "Output row i is a sum over the keys j of weight[i, j] times V[j].",
+        "Reordering the keys reorders each row of weights the same way, and V's rows with them.",
+    ],
+    solution="prediction = 'same'  # the weighted sums only change the order of their terms",
+)
+def _formula_predict_reorder(answer):
+    return check_choice(
+        answer,
+        "same",
+        options=["same", "rows reordered", "different"],
+        mistakes={"rows reordered": "order_matters", "different": "order_matters"},
+    )

@@ -1,0 +1,326 @@
+"""Checkers of lessons 04 (scaling), 05 (softmax), 06 (blending values) and 07 (the whole
+formula): each accepts the reference answer, names every mistake it knows with its code,
+says "not attempted" for the stub, and answers odd input in one line.
+
+Wrong answers are written the way a learner would write them, not taken from the checkers.
+The find-the-bug functions of the notebooks are tested against the checker they feed,
+including the required ``attention`` checker in formula.py.
+"""
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from attnlib import example as ex
+from attnlib.selfcheck import MISTAKES, check, exercise_ids, load_checkers
+
+load_checkers(strict=True)
+
+ROOT = Path(__file__).resolve().parent.parent
+LESSONS = ("04_scaling", "05_softmax", "06_blending_values", "07_the_whole_formula")
+
+Q, K, V = ex.X @ ex.W_Q, ex.X @ ex.W_K, ex.X @ ex.W_V  # (3, 2) each
+S = Q @ K.T  # (3, 3)
+d_k = ex.d_k
+
+IDS = [
+    "scaling_birds_eat",
+    "scaling_predict",
+    "scaling_birds_weights",
+    "scaling_fix",
+    "softmax_eat_row",
+    "softmax_predict_shift",
+    "softmax_predict_double",
+    "softmax_fix_axis",
+    "blend_birds_by_hand",
+    "blend_even_weights",
+    "blend_fix",
+    "formula_shapes",
+    "formula_self_attention",
+    "formula_predict_reorder",
+]
+
+
+def verdict(exercise_id, answer):
+    return check(exercise_id, answer, quiet=True)
+
+
+# ---- learner-style code ------------------------------------------------------------------
+
+
+def softmax_rows(x):
+    z = x - x.max(axis=-1, keepdims=True)
+    e = np.exp(z)
+    return e / e.sum(axis=-1, keepdims=True)
+
+
+def naive_softmax(x, axis=-1):
+    e = np.exp(x)
+    return e / e.sum(axis=axis, keepdims=True)
+
+
+def attention(Q, K, V):
+    return softmax_rows(Q @ K.T / np.sqrt(Q.shape[-1])) @ V
+
+
+def self_attention(X, W_Q, W_K, W_V):
+    return attention(X @ W_Q, X @ W_K, X @ W_V)
+
+
+def weights_from_scores(S, d_k):
+    return softmax_rows(S / np.sqrt(d_k))
+
+
+REFERENCE = {
+    "scaling_birds_eat": 9 / np.sqrt(2),
+    "scaling_predict": "smaller",
+    "scaling_birds_weights": softmax_rows(S[0] / np.sqrt(2)),
+    "scaling_fix": lambda Q, K: Q @ K.T / np.sqrt(Q.shape[-1]),
+    "softmax_eat_row": softmax_rows(S[1] / np.sqrt(2)),
+    "softmax_predict_shift": "same",
+    "softmax_predict_double": "sharper",
+    "softmax_fix_axis": weights_from_scores,
+    "blend_birds_by_hand": [0.013 * 0 + 0.882 * 4 + 0.106 * 2, 0.013 * 4 + 0.882 * 2 + 0.106 * 4],
+    "blend_even_weights": [(0 + 4 + 2) / 3, (4 + 2 + 4) / 3],
+    "blend_fix": lambda A, V: A @ V,
+    "formula_shapes": ((3, 5), (3, 2)),
+    "formula_self_attention": self_attention,
+    "formula_predict_reorder": "same",
+}
+
+# Answers a learner would also get right: rounded by hand, another spelling, a list.
+ALSO_RIGHT = [
+    ("scaling_birds_eat", 6.36),
+    ("scaling_predict", " Smaller"),
+    ("scaling_birds_weights", [0.013, 0.882, 0.106]),  # the document's rounded weights
+    ("softmax_eat_row", [0.576, 0.140, 0.284]),
+    ("blend_birds_by_hand", (3.738, 2.237)),  # from the unrounded weights
+    ("blend_even_weights", [2, 3.33]),
+    ("formula_shapes", [[3, 5], [3, 2]]),
+    ("formula_shapes", (np.array([3, 5]), (3, 2))),
+    ("softmax_fix_axis", lambda S, d_k: softmax_rows(np.asarray(S) / d_k**0.5)),
+]
+
+
+def scaled_by(divisor):
+    """Self-attention whose scores are divided by divisor(X, Q, V)."""
+
+    def f(X, W_Q, W_K, W_V):
+        Q, K, V = X @ W_Q, X @ W_K, X @ W_V
+        return softmax_rows(Q @ K.T / divisor(X, Q, V)) @ V
+
+    return f
+
+
+WRONG = [
+    # 04: one scaled score
+    ("scaling_birds_eat", 9, "unscaled"),
+    ("scaling_birds_eat", 9 / 2, "divided_by_d_k"),
+    ("scaling_birds_eat", 9 * np.sqrt(2), "multiplied"),
+    ("scaling_predict", "larger", "score_gaps"),
+    ("scaling_birds_weights", [0.002, 0.950, 0.047], "unscaled"),
+    ("scaling_birds_weights", softmax_rows(S[0] / 2), "divided_by_d_k"),
+    ("scaling_birds_weights", softmax_rows(S[0] * np.sqrt(2)), "multiplied"),
+    ("scaling_birds_weights", softmax_rows(S[:, 0] / np.sqrt(2)), "transposed"),
+    # 04: the find-the-bug function, as the notebook shows it, and other slips
+    ("scaling_fix", lambda Q, K: Q @ K.T / np.sqrt(len(Q)), "counted_tokens"),
+    ("scaling_fix", lambda Q, K: Q @ K.T / np.sqrt(K.shape[0]), "counted_tokens"),
+    ("scaling_fix", lambda Q, K: Q @ K.T, "unscaled"),
+    ("scaling_fix", lambda Q, K: Q @ K.T / Q.shape[1], "divided_by_d_k"),
+    ("scaling_fix", lambda Q, K: Q @ K.T * np.sqrt(Q.shape[1]), "multiplied"),
+    ("scaling_fix", lambda Q, K: K @ Q.T / np.sqrt(Q.shape[1]), "transposed"),
+    # 05
+    ("softmax_eat_row", [0.665, 0.090, 0.245], "unscaled"),
+    ("softmax_eat_row", softmax_rows(S[1] / 2), "divided_by_d_k"),
+    ("softmax_eat_row", softmax_rows(S[1] * np.sqrt(2)), "multiplied"),
+    ("softmax_eat_row", softmax_rows(S[:, 1] / np.sqrt(2)), "wrong_axis"),
+    ("softmax_predict_shift", "sharper", "score_gaps"),
+    ("softmax_predict_shift", "flatter", "score_gaps"),
+    ("softmax_predict_double", "same", "score_gaps"),
+    ("softmax_predict_double", "flatter", "score_gaps"),
+    ("softmax_fix_axis", lambda S, d_k: softmax_rows((S / np.sqrt(d_k)).T).T, "wrong_axis"),
+    ("softmax_fix_axis", lambda S, d_k: naive_softmax(S / np.sqrt(d_k)), "overflow"),
+    ("softmax_fix_axis", lambda S, d_k: weights_from_scores(S, d_k).T, "transposed"),
+    ("softmax_fix_axis", lambda S, d_k: softmax_rows(S), "unscaled"),
+    ("softmax_fix_axis", lambda S, d_k: softmax_rows(S / d_k), "divided_by_d_k"),
+    ("softmax_fix_axis", lambda S, d_k: softmax_rows(S * np.sqrt(d_k)), "multiplied"),
+    # 06
+    (
+        "blend_birds_by_hand",
+        [0.013 * 0 + 0.576 * 4 + 0.140 * 2, 0.013 * 4 + 0.576 * 2 + 0.140 * 4],
+        "transposed",
+    ),
+    ("blend_birds_by_hand", np.array([0.002, 0.950, 0.047]) @ V, "unscaled"),
+    ("blend_even_weights", [0 + 4 + 2, 4 + 2 + 4], "not_normalised"),
+    ("blend_fix", lambda A, V: A.T @ V, "transposed"),
+    ("blend_fix", lambda A, V: np.ones_like(A) @ V, "not_normalised"),
+    # 07
+    ("formula_shapes", ((5, 3), (3, 2)), "transposed"),
+    ("formula_shapes", ((3, 5), (3, 4)), "output_shape"),
+    ("formula_shapes", ((3, 5), (5, 2)), "output_shape"),
+    ("formula_self_attention", lambda X, a, b, c: attention(X @ b, X @ a, X @ c), "swapped_qk"),
+    ("formula_self_attention", lambda X, a, b, c: attention(X @ b, X @ b, X @ c), "swapped_qk"),
+    ("formula_self_attention", scaled_by(lambda X, Q, V: np.sqrt(X.shape[1])), "wrong_d"),
+    ("formula_self_attention", scaled_by(lambda X, Q, V: np.sqrt(V.shape[1])), "wrong_d"),
+    ("formula_self_attention", scaled_by(lambda X, Q, V: 1), "unscaled"),
+    ("formula_self_attention", scaled_by(lambda X, Q, V: Q.shape[1]), "divided_by_d_k"),
+    ("formula_self_attention", scaled_by(lambda X, Q, V: Q.shape[1] ** -0.5), "multiplied"),
+    (
+        "formula_self_attention",
+        lambda X, a, b, c: softmax_rows((X @ a) @ (X @ b).T / np.sqrt(a.shape[1])).T @ (X @ c),
+        "transposed",
+    ),
+    (
+        "formula_self_attention",
+        lambda X, a, b, c: (
+            naive_softmax((X @ a) @ (X @ b).T / np.sqrt(a.shape[1]), axis=0) @ (X @ c)
+        ),
+        "wrong_axis",
+    ),
+    (
+        "formula_self_attention",
+        lambda X, a, b, c: naive_softmax((X @ a) @ (X @ b).T / np.sqrt(a.shape[1])) @ (X @ c),
+        "overflow",
+    ),
+    ("formula_predict_reorder", "rows reordered", "order_matters"),
+    ("formula_predict_reorder", "different", "order_matters"),
+]
+
+
+def test_every_id_is_registered():
+    assert set(IDS) <= set(exercise_ids())
+    assert set(REFERENCE) == set(IDS)
+
+
+def test_new_mistake_codes_have_hints():
+    for code in ["score_gaps", "counted_tokens", "not_normalised", "output_shape", "order_matters"]:
+        assert MISTAKES[code]
+
+
+@pytest.mark.parametrize("exercise_id", IDS)
+def test_reference_answer_passes(exercise_id):
+    feedback = verdict(exercise_id, REFERENCE[exercise_id])
+    assert feedback.passed, feedback.message
+    assert (feedback.status, feedback.mistake) == ("passed", None)
+    assert feedback.message == f"✓ {exercise_id}: correct."
+
+
+@pytest.mark.parametrize(("exercise_id", "answer"), ALSO_RIGHT)
+def test_other_right_answers_pass(exercise_id, answer):
+    feedback = verdict(exercise_id, answer)
+    assert feedback.passed, feedback.message
+
+
+@pytest.mark.parametrize(("exercise_id", "answer", "code"), WRONG)
+def test_named_mistake_is_recognised(exercise_id, answer, code):
+    feedback = verdict(exercise_id, answer)
+    assert (feedback.passed, feedback.status, feedback.mistake) == (False, "wrong", code)
+    assert feedback.message == f"✗ {exercise_id}: wrong ({code}): {MISTAKES[code]}"
+
+
+@pytest.mark.parametrize("exercise_id", IDS)
+def test_stub_is_not_attempted(exercise_id):
+    stub = (lambda *args: ...) if callable(REFERENCE[exercise_id]) else ...
+    feedback = verdict(exercise_id, stub)
+    assert (feedback.status, feedback.passed, feedback.mistake) == ("not attempted", False, None)
+    assert feedback.message == f"… {exercise_id}: not attempted yet"
+
+
+def test_other_wrong_answers_show_the_first_wrong_entry():
+    feedback = verdict("scaling_birds_eat", 7)
+    assert (feedback.mistake, feedback.status) == (None, "wrong")
+    assert "is 7, expected 6.36" in feedback.message
+    feedback = verdict("blend_even_weights", [2, 3])
+    assert "entry [1] is 3, expected 3.333" in feedback.message
+    feedback = verdict("formula_shapes", ((2, 2), (3, 2)))
+    assert "weights_shape is (2, 2), expected (3, 5)" in feedback.message
+
+
+@pytest.mark.parametrize(
+    ("exercise_id", "answer", "says"),
+    [
+        ("scaling_birds_eat", None, "is None"),
+        ("scaling_birds_eat", "6.36", "wants numbers"),
+        ("scaling_birds_weights", [0.1, 0.9], "has shape (2,), expected (3,)"),
+        ("softmax_eat_row", [[0.5, 0.5], [1]], "not a grid of numbers"),
+        ("scaling_predict", "bigger", "not one of the options: 'larger', 'smaller'"),
+        ("softmax_predict_shift", 3, "not one of the options"),
+        ("formula_shapes", (3, 5), "expected a pair (weights_shape, output_shape)"),
+        ("formula_shapes", ("3, 5", (3, 2)), "a tuple of whole numbers"),
+        ("formula_shapes", ((3.5, 5), (3, 2)), "a tuple of whole numbers"),
+        ("scaling_fix", np.ones((3, 3)), "expected a function"),
+        ("scaling_fix", lambda Q, K: 1 / 0, "raised ZeroDivisionError"),
+        ("softmax_fix_axis", lambda S, d_k: None, "returned None"),
+        ("blend_fix", lambda A, V: (A @ V, A), "returned a tuple of 2"),
+        ("formula_self_attention", lambda X: X, "raised TypeError"),
+    ],
+)
+def test_odd_answers_get_one_line_and_no_traceback(exercise_id, answer, says):
+    feedback = verdict(exercise_id, answer)
+    assert not feedback.passed
+    assert feedback.status in ("wrong", "error")
+    assert says in feedback.message
+    assert "\n" not in feedback.message and "Traceback" not in feedback.message
+
+
+# ---- the find-the-bug functions of the notebooks, against the checkers they feed ---------
+
+
+def test_lesson_05_broken_weights_are_wrong_axis():
+    def weights_from_scores_broken(S, d_k):  # as in solutions/05_softmax.ipynb
+        z = S / np.sqrt(d_k)
+        e = np.exp(z - z.max())
+        return e / e.sum(axis=0, keepdims=True)
+
+    assert verdict("softmax_fix_axis", weights_from_scores_broken).mistake == "wrong_axis"
+
+
+def test_lesson_06_broken_blend_is_transposed():
+    assert verdict("blend_fix", lambda weights, V: weights.T @ V).mistake == "transposed"
+
+
+def test_lesson_07_broken_attention_names_each_bug_in_turn():
+    def broken_attention(Q, K, V):  # as in solutions/07_the_whole_formula.ipynb
+        S = Q @ K.T
+        e = np.exp(S / np.sqrt(V.shape[-1]))
+        A = e / e.sum(axis=-1, keepdims=True)
+        return A @ V
+
+    def root_fixed(Q, K, V):  # the learner repaired the root but not the overflow
+        e = np.exp(Q @ K.T / np.sqrt(Q.shape[-1]))
+        return e / e.sum(axis=-1, keepdims=True) @ V
+
+    assert verdict("attention", broken_attention).mistake == "wrong_d"
+    assert verdict("attention", root_fixed).mistake == "overflow"
+    assert verdict("attention", attention).passed
+
+
+def test_required_ids_accept_the_answers_of_these_notebooks():
+    A = softmax_rows(S / np.sqrt(d_k))
+    assert verdict("scaled_scores", S / np.sqrt(d_k)).passed
+    assert verdict("weights", A).passed
+    assert verdict("output", A @ V).passed
+    assert verdict("softmax", softmax_rows).passed
+
+
+# ---- the notebooks use these ids: at least three exercises per lesson --------------------
+
+
+def check_ids(path):
+    nb = json.loads(path.read_text(encoding="utf-8"))
+    ids = []
+    for cell in nb["cells"]:
+        if cell["cell_type"] == "code":
+            source = "".join(cell["source"])
+            ids += [line.split('"')[1] for line in source.splitlines() if line.startswith("check(")]
+    return ids
+
+
+@pytest.mark.parametrize("lesson", LESSONS)
+def test_each_lesson_has_registered_exercises(lesson):
+    ids = check_ids(ROOT / "solutions" / f"{lesson}.ipynb")
+    assert len(ids) >= 4, ids
+    assert set(ids) <= set(exercise_ids())
+    assert ids == check_ids(ROOT / "exercises" / f"{lesson}.ipynb")
