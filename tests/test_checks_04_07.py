@@ -93,6 +93,7 @@ REFERENCE = {
 # Answers a learner would also get right: rounded by hand, another spelling, a list.
 ALSO_RIGHT = [
     ("scaling_birds_eat", 6.36),
+    ("scaling_birds_eat", 9 / 1.41),  # by hand with the rounded root
     ("scaling_predict", " Smaller"),
     ("scaling_birds_weights", [0.013, 0.882, 0.106]),  # the document's rounded weights
     ("softmax_eat_row", [0.576, 0.140, 0.284]),

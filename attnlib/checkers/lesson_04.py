@@ -36,7 +36,7 @@ BIRDS, EAT = ex.TOKENS.index("birds"), ex.TOKENS.index("eat")
     "scaling_birds_eat",
     hints=[
         "The score is 9 and d_k = 2: divide by the square root of d_k.",
-        "np.sqrt(2) is about 1.41, so the answer is 9 / 1.41.",
+        "np.sqrt(2) is about 1.414, so the answer is 9 / 1.414.",
     ],
     solution=lambda: f"9 / np.sqrt(2) = {S[BIRDS, EAT] / np.sqrt(d_k):.4f}",
 )
@@ -50,7 +50,7 @@ def _scaling_birds_eat(answer):
             "divided_by_d_k": score / d_k,
             "multiplied": score * np.sqrt(d_k),
         },
-        decimals=2,
+        decimals=1,  # 9 / 1.41 by hand is 6.38: close enough, and far from every mistake
         name="the scaled score",
     )
 
