@@ -7,6 +7,7 @@ The find-the-bug functions of the notebooks are tested against the checker they 
 including the required ``attention`` checker in formula.py.
 """
 
+import ast
 import json
 from pathlib import Path
 
@@ -269,32 +270,59 @@ def test_odd_answers_get_one_line_and_no_traceback(exercise_id, answer, says):
 # ---- the find-the-bug functions of the notebooks, against the checkers they feed ---------
 
 
-def test_lesson_05_broken_weights_are_wrong_axis():
-    def weights_from_scores_broken(S, d_k):  # as in solutions/05_softmax.ipynb
-        z = S / np.sqrt(d_k)
-        e = np.exp(z - z.max())
-        return e / e.sum(axis=0, keepdims=True)
+def notebook_function(lesson, name):
+    """The function ``name`` exactly as the solution notebook of ``lesson`` defines it."""
+    nb = json.loads((ROOT / "solutions" / f"{lesson}.ipynb").read_text(encoding="utf-8"))
+    for cell in nb["cells"]:
+        if cell["cell_type"] != "code":
+            continue
+        for node in ast.parse("".join(cell["source"])).body:
+            if isinstance(node, ast.FunctionDef) and node.name == name:
+                namespace = {"np": np}
+                exec(compile(ast.Module([node], []), lesson, "exec"), namespace)
+                return namespace[name]
+    raise LookupError(f"{name} is not defined in solutions/{lesson}.ipynb")
 
-    assert verdict("softmax_fix_axis", weights_from_scores_broken).mistake == "wrong_axis"
+
+@pytest.mark.parametrize(
+    ("lesson", "name", "exercise_id", "code"),
+    [
+        ("04_scaling", "scaled_scores_broken", "scaling_fix", "counted_tokens"),
+        ("05_softmax", "weights_from_scores_broken", "softmax_fix_axis", "wrong_axis"),
+        ("06_blending_values", "blend_broken", "blend_fix", "transposed"),
+        ("07_the_whole_formula", "broken_attention", "attention", "wrong_d"),
+    ],
+)
+def test_each_broken_function_of_the_notebooks_is_named(lesson, name, exercise_id, code):
+    broken = notebook_function(lesson, name)
+    assert verdict(exercise_id, broken).mistake == code
 
 
-def test_lesson_06_broken_blend_is_transposed():
-    assert verdict("blend_fix", lambda weights, V: weights.T @ V).mistake == "transposed"
+@pytest.mark.parametrize(
+    ("lesson", "name", "exercise_id"),
+    [
+        ("04_scaling", "fixed_scaled_scores", "scaling_fix"),
+        ("05_softmax", "softmax", "softmax"),
+        ("05_softmax", "weights_from_scores", "softmax_fix_axis"),
+        ("06_blending_values", "blend", "blend_fix"),
+        ("07_the_whole_formula", "attention", "attention"),
+    ],
+)
+def test_each_repaired_function_of_the_notebooks_passes(lesson, name, exercise_id):
+    assert verdict(exercise_id, notebook_function(lesson, name)).passed
 
 
-def test_lesson_07_broken_attention_names_each_bug_in_turn():
-    def broken_attention(Q, K, V):  # as in solutions/07_the_whole_formula.ipynb
-        S = Q @ K.T
-        e = np.exp(S / np.sqrt(V.shape[-1]))
-        A = e / e.sum(axis=-1, keepdims=True)
-        return A @ V
-
+def test_lesson_07_broken_attention_shows_its_second_bug_once_the_first_is_fixed():
     def root_fixed(Q, K, V):  # the learner repaired the root but not the overflow
         e = np.exp(Q @ K.T / np.sqrt(Q.shape[-1]))
         return e / e.sum(axis=-1, keepdims=True) @ V
 
-    assert verdict("attention", broken_attention).mistake == "wrong_d"
+    def max_fixed(Q, K, V):  # the learner repaired the overflow but not the root
+        S = Q @ K.T / np.sqrt(V.shape[-1])
+        return softmax_rows(S) @ V
+
     assert verdict("attention", root_fixed).mistake == "overflow"
+    assert verdict("attention", max_fixed).mistake == "wrong_d"
     assert verdict("attention", attention).passed
 
 
