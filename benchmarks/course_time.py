@@ -62,7 +62,7 @@ def main(argv=None):
         found += sorted(p.glob("*.ipynb")) if p.is_dir() else [p]
 
     print(f"machine: {machine()}")
-    print(f"{'notebook':<48} {'cells s':>8} {'with kernel s':>14}")
+    print(f"{'notebook':<52} {'cells s':>8} {'with kernel s':>14}")
     total_cells = total_wall = 0.0
     slow = []
     for path in found:
@@ -70,16 +70,16 @@ def main(argv=None):
         try:
             cells, wall = run(path)
         except Exception as err:  # report and go on: one broken notebook should not hide the rest
-            print(f"{name:<48} failed: {type(err).__name__}")
+            print(f"{name:<52} failed: {type(err).__name__}")
             slow.append(path.name)
             continue
         total_cells, total_wall = total_cells + cells, total_wall + wall
         flag = "" if cells < GOAL_SECONDS else f"  over {GOAL_SECONDS:.0f} s"
         if flag:
             slow.append(path.name)
-        print(f"{name:<48} {cells:>8.2f} {wall:>14.2f}{flag}")
-    label = f"total ({len(found)} notebooks)"
-    print(f"{label:<48} {total_cells:>8.2f} {total_wall:>14.2f}")
+        print(f"{name:<52} {cells:>8.2f} {wall:>14.2f}{flag}")
+    label = f"total ({len(found)} notebook{'s' * (len(found) != 1)})"
+    print(f"{label:<52} {total_cells:>8.2f} {total_wall:>14.2f}")
     if slow:
         print(f"over the goal of {GOAL_SECONDS:.0f} s, or failed: {', '.join(slow)}")
     else:
