@@ -102,6 +102,7 @@ ALSO_RIGHT = [
     ("blend_even_weights", [2, 3.33]),
     ("formula_shapes", [[3, 5], [3, 2]]),
     ("formula_shapes", (np.array([3, 5]), (3, 2))),
+    ("formula_shapes", np.array([[3, 5], [3, 2]])),
     ("softmax_fix_axis", lambda S, d_k: softmax_rows(np.asarray(S) / d_k**0.5)),
 ]
 

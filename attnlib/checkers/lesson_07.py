@@ -50,6 +50,8 @@ def _as_shape(item):
 )
 def _formula_shapes(answer):
     pair = "a pair (weights_shape, output_shape), e.g. ((1, 2), (3, 4))"
+    if isinstance(answer, np.ndarray):
+        answer = answer.tolist()  # np.array([[3, 5], [3, 2]]) -> [[3, 5], [3, 2]]
     if not isinstance(answer, (tuple, list)) or len(answer) != 2:
         return wrong(f"expected {pair}.")
     if all(np.ndim(item) == 0 and not isinstance(item, str) for item in answer):
