@@ -51,3 +51,14 @@ clean:
 .PHONY: exercises
 exercises: $(STAMP)
 	$(BIN)/attnlib exercises
+
+## test-browser: the lessons' widgets in JupyterLab, driven by Debian's Chromium with Playwright
+## (needs /usr/bin/chromium: `apt-get install chromium`; never a browser download)
+BROWSER_STAMP := $(VENV)/.installed-browser
+$(BROWSER_STAMP): $(STAMP) pyproject.toml
+	$(BIN)/python -m pip install --quiet -e '.[test,browser]'
+	touch $(BROWSER_STAMP)
+
+.PHONY: test-browser
+test-browser: $(BROWSER_STAMP)
+	ATTNLIB_BROWSER=1 $(BIN)/python -m pytest tests/browser -v

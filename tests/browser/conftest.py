@@ -1,0 +1,151 @@
+"""Fixtures for the real-browser tests: a JupyterLab server and Debian's Chromium.
+
+The server serves the repository root, as `make lab` does, with no token on a
+free localhost port, in its own process group; user settings live in a temporary
+folder (no news toast, no autosave, every cell attached to the page), so a run
+never writes to the lessons or to the user's JupyterLab settings.
+"""
+
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+ARTEFACTS = ROOT / "artefacts" / "browser"
+CHROMIUM = os.environ.get("ATTNLIB_CHROMIUM", "/usr/bin/chromium")
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
+SETTINGS = {
+    # no "Would you like to get notified about official Jupyter news?" toast
+    "@jupyterlab/apputils-extension/notification": {"fetchNews": "false", "checkForUpdates": False},
+    # running the lessons must never save them: they are committed files
+    "@jupyterlab/docmanager-extension/plugin": {"autosave": False},
+    # attach every cell to the page, so the test sees all prompts and outputs; start the
+    # notebook's kernel without asking (a busy server can be slow to list kernels)
+    "@jupyterlab/notebook-extension/tracker": {
+        "windowingMode": "none",
+        "autoStartDefaultKernel": True,
+    },
+}
+
+LATENCY = []  # lines for the terminal summary, filled by the tests
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def get_json(url):
+    with urllib.request.urlopen(url, timeout=5) as response:
+        return json.loads(response.read())
+
+
+@pytest.fixture(scope="session")
+def lab(artefacts):
+    """Start JupyterLab on the repo root; yield its base URL; stop it and its kernels."""
+    # our own temporary folder: pytest prunes its shared ones while other runs go on
+    home = Path(tempfile.mkdtemp(prefix="attnlib-lab-"))
+    settings = home / "settings"
+    for plugin, values in SETTINGS.items():
+        path = settings / f"{plugin}.jupyterlab-settings"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(values))
+    port = free_port()
+    command = [
+        sys.executable,
+        "-m",
+        "jupyterlab",
+        "--no-browser",
+        f"--port={port}",
+        "--ServerApp.ip=127.0.0.1",
+        "--IdentityProvider.token=",
+        "--ServerApp.password=",
+        f"--ServerApp.root_dir={ROOT}",
+        f"--LabApp.user_settings_dir={settings}",
+        f"--LabApp.workspaces_dir={home / 'workspaces'}",
+    ]
+    if os.geteuid() == 0:  # JupyterLab refuses to run as root unless told (containers, CI)
+        command.append("--allow-root")
+    env = dict(os.environ, JUPYTER_RUNTIME_DIR=str(home / "runtime"))
+    log_path = artefacts / "server.log"
+    log = open(log_path, "w")  # noqa: SIM115 - closed at teardown
+    server = subprocess.Popen(
+        command, cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
+    )
+    base = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            if server.poll() is not None:
+                raise RuntimeError(f"jupyter lab exited:\n{log_path.read_text()}")
+            try:
+                get_json(f"{base}/api/status")
+                break
+            except OSError:
+                if time.monotonic() > deadline:
+                    raise RuntimeError("jupyter lab did not answer within 60 s") from None
+                time.sleep(0.3)
+        yield base
+    finally:
+        try:  # shut the kernels down through the server, then stop the server's group
+            for kernel in get_json(f"{base}/api/kernels"):
+                request = urllib.request.Request(
+                    f"{base}/api/kernels/{kernel['id']}", method="DELETE"
+                )
+                urllib.request.urlopen(request, timeout=10).close()
+        except OSError:
+            pass
+        if server.poll() is None:
+            os.killpg(server.pid, signal.SIGTERM)
+            try:
+                server.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                os.killpg(server.pid, signal.SIGKILL)
+                server.wait()
+        log.close()
+        shutil.rmtree(home, ignore_errors=True)
+
+
+@pytest.fixture(scope="session")
+def browser():
+    if not Path(CHROMIUM).exists() and not shutil.which("chromium"):
+        pytest.fail(
+            f"no Chromium at {CHROMIUM}: install Debian's package (apt-get install chromium)"
+        )
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        chromium = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        yield chromium
+        chromium.close()
+
+
+@pytest.fixture(scope="session")
+def artefacts():
+    ARTEFACTS.mkdir(parents=True, exist_ok=True)
+    return ARTEFACTS
+
+
+def pytest_terminal_summary(terminalreporter):
+    if LATENCY:
+        terminalreporter.section("widget latency: slider change -> updated page")
+        for line in LATENCY:
+            terminalreporter.write_line(line)

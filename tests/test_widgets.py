@@ -1,0 +1,180 @@
+"""The widgets without a browser: set their controls from Python, check what they show.
+
+ipywidgets runs without a kernel, and observers fire when a value is set, so each
+test moves a control the way the front end would and then reads the numbers, the
+HTML panel and the figure bytes.
+"""
+
+import re
+
+import matplotlib.pyplot as plt
+import numpy as np
+import pytest
+
+import attnlib
+from attnlib import example, widgets
+from attnlib.example import compare
+
+
+def panel_text(view):
+    """The numbers panel as plain text, tags dropped."""
+    return re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", view.numbers.value))
+
+
+def loop_softmax(row):
+    e = [np.exp(v - max(row)) for v in row]
+    return np.array([v / sum(e) for v in e])
+
+
+# geometry ---------------------------------------------------------------------------------------
+
+
+def test_geometry_starts_at_birds_and_matches_the_document():
+    view = widgets.geometry()
+    assert view.q.tolist() == [1.0, 4.0]
+    assert view.scores.tolist() == [3.0, 9.0, 6.0]
+    assert compare("softmax_row1_scaled", view.weights).ok
+    assert compare("output", np.vstack([view.output, [[1.13, 3.72], [2.87, 2.85]]])).ok
+    text = panel_text(view)
+    assert "0.013" in text and "0.882" in text and "0.106" in text
+    assert "output = (3.74, 2.24)" in text
+
+
+def test_geometry_sliders_recompute_scores_weights_output_and_figure():
+    view = widgets.geometry()
+    figure_before, updates_before = view.image.value, view.updates
+    view.q_1.value = -2.0
+    view.q_2.value = 0.5
+    q = [-2.0, 0.5]
+    K, V = example.X @ example.W_K, example.X @ example.W_V
+    scores = [sum(q[i] * k[i] for i in range(2)) for k in K]  # one dot product per key, by loop
+    weights = loop_softmax([s / np.sqrt(2) for s in scores])
+    np.testing.assert_allclose(view.scores, scores)
+    np.testing.assert_allclose(view.scaled, np.array(scores) / np.sqrt(2))
+    np.testing.assert_allclose(view.weights, weights)
+    np.testing.assert_allclose(view.output, weights @ V)
+    assert view.updates == updates_before + 2  # one update per slider move
+    assert view.image.value != figure_before
+    text = panel_text(view)
+    assert "query q = (-2.0, 0.5)" in text
+    assert f"{view.output[0]:.2f}" in text and f"{weights[1]:.3f}" in text
+
+
+def test_geometry_can_start_from_another_token():
+    view = widgets.geometry("seeds")
+    assert view.q.tolist() == [2.0, 3.0]
+    assert view.scores.tolist() == [6.0, 8.0, 7.0]
+
+
+# playground -------------------------------------------------------------------------------------
+
+
+def test_playground_starts_at_the_formula_and_matches_the_document():
+    view = widgets.playground()
+    assert view.beta.value == pytest.approx(1 / np.sqrt(2))
+    assert compare("scores", view.scores).ok
+    assert compare("output", view.output).ok
+    output, weights = attnlib.attention(view.Q, view.K, view.V)
+    np.testing.assert_allclose(view.weights, weights)
+    np.testing.assert_allclose(view.output, output)
+    text = panel_text(view)
+    assert "β = 0.707: the formula's choice, 1/√d_k" in text
+    assert "3.74 2.24" in text and "1.13 3.72" in text and "2.87 2.85" in text
+
+
+def test_playground_beta_is_a_multiplier_on_the_scores():
+    view = widgets.playground()
+    figure_before = view.image.value
+    view.beta.value = 0.0  # every score times 0: all keys alike
+    np.testing.assert_allclose(view.weights, np.full((3, 3), 1 / 3))
+    np.testing.assert_allclose(view.output, np.tile(view.V.mean(axis=0), (3, 1)))
+    assert "the formula uses 1/√d_k = 0.707" in panel_text(view)
+    assert "0.333" in panel_text(view)
+    assert view.image.value != figure_before
+    view.beta.value = 2.5
+    S = view.scores
+    for i in range(3):
+        np.testing.assert_allclose(view.weights[i], loop_softmax(2.5 * S[i]))
+    view.reset.click()
+    assert view.beta.value == pytest.approx(1 / np.sqrt(2))
+    assert compare("output", view.output).ok
+
+
+def test_playground_edits_to_x_and_the_weight_matrices_flow_through():
+    view = widgets.playground()
+    for j, v in enumerate([0.0, 1.0, 1.0, 0.0]):  # birds becomes (0, 1, 1, 0)
+        view.cells["X"][0][j].value = v
+    assert view.X[0].tolist() == [0.0, 1.0, 1.0, 0.0]
+    np.testing.assert_allclose(view.Q[0], [1.0, 1.0])  # (0,1,1,0) @ W_Q
+    np.testing.assert_allclose(view.K[0], [1.0, 1.0])  # (0,1,1,0) @ W_K
+    view.cells["W_V"][3][1].value = 0.0  # the last row of W_V: (0, 2) -> (0, 0)
+    W_V = example.W_V.copy()
+    W_V[3, 1] = 0.0
+    np.testing.assert_allclose(view.V, view.X @ W_V)
+    np.testing.assert_allclose(view.matrix("W_V"), W_V)
+    output, weights = attnlib.attention(view.Q, view.K, view.V)
+    np.testing.assert_allclose(view.output, output)
+    assert f"{output[1, 1]:.2f}" in panel_text(view)
+    assert not compare("output", view.output).ok
+
+
+# scaling explorer -------------------------------------------------------------------------------
+
+
+def test_scaling_explorer_spread_grows_as_sqrt_d_k_unless_divided():
+    view = widgets.scaling_explorer()
+    assert view.d_k.value == 64
+    assert 7.0 < view.spread["unscaled"] < 9.0  # about sqrt(64) = 8
+    assert 0.85 < view.spread["scaled"] < 1.15
+    assert view.largest["unscaled"] > view.largest["scaled"] + 0.2
+    figure_before = view.image.value
+    view.d_k.value = 256
+    assert 14.0 < view.spread["unscaled"] < 18.0  # about sqrt(256) = 16
+    assert 0.85 < view.spread["scaled"] < 1.15
+    assert view.image.value != figure_before
+    text = panel_text(view)
+    assert "d_k = 256, √d_k = 16.00" in text
+    assert f"{view.spread['unscaled']:.3f}" in text and f"{view.largest['scaled']:.3f}" in text
+
+
+def test_scaling_explorer_numbers_come_from_the_seed_not_the_history():
+    view = widgets.scaling_explorer(seed=3)
+    first = dict(view.spread)
+    view.d_k.value = 8
+    view.d_k.value = 64
+    assert view.spread == first
+    assert widgets.scaling_explorer(seed=4).spread != first
+
+
+def test_scaling_explorer_scores_are_dot_products_with_unequal_sizes():
+    view = widgets.ScalingExplorer(seed=0, n_samples=3, n_keys=5, n_shown=2)
+    view.d_k.value = 4
+    assert view.scores.shape == (3, 5)
+    rng = np.random.default_rng(0)
+    Q = rng.standard_normal((3, 1, 4))
+    K = rng.standard_normal((3, 5, 4))
+    for s in range(3):
+        for j in range(5):
+            assert view.scores[s, j] == pytest.approx(
+                sum(Q[s, 0, i] * K[s, j, i] for i in range(4))
+            )
+        np.testing.assert_allclose(view.weights_scaled[s], loop_softmax(view.scores[s] / 2.0))
+        np.testing.assert_allclose(view.weights_unscaled[s], loop_softmax(view.scores[s]))
+
+
+# display ----------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("make", [widgets.playground, widgets.geometry, widgets.scaling_explorer])
+def test_a_view_displays_as_a_widget_with_a_helpful_text_fallback(make):
+    view = make()
+    bundle = view._repr_mimebundle_()
+    assert bundle["application/vnd.jupyter.widget-view+json"]["model_id"] == view.widget.model_id
+    assert "@jupyter-widgets/jupyterlab-manager" in bundle["text/plain"]
+    assert "jupyter labextension list" in bundle["text/plain"]
+    assert bytes(view.image.value).startswith(b"\x89PNG")
+    fig = view.plot()  # the static figure for places without a widget front end
+    try:
+        assert len(fig.axes) == len(view.figure.axes) >= 2
+    finally:
+        plt.close(fig)
