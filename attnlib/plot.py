@@ -17,6 +17,88 @@ def _axes(ax, size=(4.2, 3.4)):
     return ax
 
 
+def _labelled_matrix(M, row_labels, col_labels, where):
+    """``M`` as a float matrix with one label per row and one per column.
+
+    Parameters
+    ----------
+    M : array_like of shape (n_rows, n_cols)
+    row_labels, col_labels : sequence of str
+    where : str
+        The public function that was called; the error message starts with it.
+
+    Returns
+    -------
+    ndarray of shape (n_rows, n_cols)
+
+    Raises
+    ------
+    ValueError
+        When ``M`` is not 2-D or its shape is not (len(row_labels), len(col_labels)).
+    """
+    M = np.asarray(M, dtype=np.float64)
+    if M.ndim != 2 or M.shape != (len(row_labels), len(col_labels)):
+        raise ValueError(
+            f"{where}: M has shape {M.shape}, but there are {len(row_labels)} row labels "
+            f"and {len(col_labels)} column labels."
+        )
+    return M
+
+
+def _check_in_the_plane(where, rows="n", **named):
+    """Refuse any array that is not a stack of 2-D points.
+
+    Parameters
+    ----------
+    where : str
+        The public function that was called; the error message starts with it.
+    rows : str
+        How the message names the number of rows, e.g. ``"n_k"``.
+    **named : ndarray
+        The arrays to check, by the name the message gives them, checked in order.
+
+    Raises
+    ------
+    ValueError
+        When an array is not of shape (rows, 2).
+    """
+    for name, M in named.items():
+        if M.ndim != 2 or M.shape[1] != 2:
+            raise ValueError(
+                f"{where}: {name} must have shape ({rows}, 2) to draw in the plane, got {M.shape}."
+            )
+
+
+def _arrow(ax, v, colour, style, width):
+    """Draw ``v`` as an arrow from the origin."""
+    props = dict(arrowstyle="->", color=colour, lw=width, linestyle=style)
+    ax.annotate("", xy=v, xytext=(0, 0), arrowprops=props)
+
+
+def _frame_the_plane(ax, title, through_origin=True):
+    """Equal scales on both axes, a light grid, the title, and grey lines through the origin.
+
+    Parameters
+    ----------
+    ax : matplotlib Axes
+    title : str or None
+    through_origin : bool
+        Draw the x and y axes through (0, 0) as thin grey lines.
+
+    Returns
+    -------
+    matplotlib Axes
+    """
+    ax.set_aspect("equal")
+    if through_origin:
+        ax.axhline(0, color="grey", lw=0.5)
+        ax.axvline(0, color="grey", lw=0.5)
+    ax.grid(alpha=0.3)
+    if title:
+        ax.set_title(title)
+    return ax
+
+
 def heatmap(M, row_labels, col_labels, ax=None, title=None, decimals=2, vmin=None, vmax=None):
     """An annotated heatmap: one cell a value, labelled rows and columns.
 
@@ -34,12 +116,7 @@ def heatmap(M, row_labels, col_labels, ax=None, title=None, decimals=2, vmin=Non
     -------
     matplotlib Axes
     """
-    M = np.asarray(M, dtype=np.float64)
-    if M.ndim != 2 or M.shape != (len(row_labels), len(col_labels)):
-        raise ValueError(
-            f"heatmap: M has shape {M.shape}, but there are {len(row_labels)} row labels "
-            f"and {len(col_labels)} column labels."
-        )
+    M = _labelled_matrix(M, row_labels, col_labels, where="heatmap")
     ax = _axes(ax)
     image = ax.imshow(M, cmap=CMAP, vmin=vmin, vmax=vmax)
     ax.set_xticks(range(len(col_labels)), labels=col_labels)
@@ -76,32 +153,17 @@ def arrows(Q, K, q_labels, k_labels, ax=None, title=None):
     matplotlib Axes
     """
     Q, K = np.asarray(Q, dtype=np.float64), np.asarray(K, dtype=np.float64)
-    for name, M in (("Q", Q), ("K", K)):
-        if M.ndim != 2 or M.shape[1] != 2:
-            raise ValueError(
-                f"arrows: {name} must have shape (n, 2) to draw in the plane, got {M.shape}."
-            )
+    _check_in_the_plane("arrows", Q=Q, K=K)
     ax = _axes(ax, size=(4.6, 4.6))
     for rows, labels, style, tag in ((Q, q_labels, "-", "q"), (K, k_labels, "--", "k")):
         for i, (v, label) in enumerate(zip(rows, labels, strict=False)):
             colour = COLOURS[i % len(COLOURS)]
-            ax.annotate(
-                "",
-                xy=v,
-                xytext=(0, 0),
-                arrowprops=dict(arrowstyle="->", color=colour, lw=2, linestyle=style),
-            )
+            _arrow(ax, v, colour, style, 2)
             ax.text(v[0], v[1], f" {tag}: {label}", color=colour, va="bottom")
     reach = max(np.abs(Q).max(), np.abs(K).max()) * 1.25 + 0.5
     ax.set_xlim(-0.5, reach)
     ax.set_ylim(-0.5, reach)
-    ax.set_aspect("equal")
-    ax.axhline(0, color="grey", lw=0.5)
-    ax.axvline(0, color="grey", lw=0.5)
-    ax.grid(alpha=0.3)
-    if title:
-        ax.set_title(title)
-    return ax
+    return _frame_the_plane(ax, title)
 
 
 def bars(M, row_labels, col_labels, ax=None, title=None, decimals=3):
@@ -127,12 +189,7 @@ def bars(M, row_labels, col_labels, ax=None, title=None, decimals=3):
     -------
     matplotlib Axes
     """
-    M = np.asarray(M, dtype=np.float64)
-    if M.ndim != 2 or M.shape != (len(row_labels), len(col_labels)):
-        raise ValueError(
-            f"bars: M has shape {M.shape}, but there are {len(row_labels)} row labels "
-            f"and {len(col_labels)} column labels."
-        )
+    M = _labelled_matrix(M, row_labels, col_labels, where="bars")
     ax = _axes(ax, size=(5.0, 3.2))
     n_rows, n_cols = M.shape
     width = 0.8 / n_rows
@@ -170,11 +227,7 @@ def blend(V, output, v_labels, out_labels, weights=None, ax=None, title=None):
     matplotlib Axes
     """
     V, output = np.asarray(V, dtype=np.float64), np.asarray(output, dtype=np.float64)
-    for name, M in (("V", V), ("output", output)):
-        if M.ndim != 2 or M.shape[1] != 2:
-            raise ValueError(
-                f"blend: {name} must have shape (n, 2) to draw in the plane, got {M.shape}."
-            )
+    _check_in_the_plane("blend", V=V, output=output)
     if weights is not None:
         weights = np.asarray(weights, dtype=np.float64)
         if weights.shape != (len(output), len(V)):
@@ -197,11 +250,7 @@ def blend(V, output, v_labels, out_labels, weights=None, ax=None, title=None):
     lo, hi = both.min(axis=0) - 0.7, both.max(axis=0) + 0.7
     ax.set_xlim(lo[0], hi[0] + 1.0)  # room for the labels on the right
     ax.set_ylim(lo[1], hi[1])
-    ax.set_aspect("equal")
-    ax.grid(alpha=0.3)
-    if title:
-        ax.set_title(title)
-    return ax
+    return _frame_the_plane(ax, title, through_origin=False)
 
 
 def alignment(q, K, q_label, k_labels, ax=None, title=None, decimals=0):
@@ -235,10 +284,7 @@ def alignment(q, K, q_label, k_labels, ax=None, title=None, decimals=0):
     q, K = np.asarray(q, dtype=np.float64), np.asarray(K, dtype=np.float64)
     if q.shape != (2,):
         raise ValueError(f"alignment: q must have shape (2,) to draw in the plane, got {q.shape}.")
-    if K.ndim != 2 or K.shape[1] != 2:
-        raise ValueError(
-            f"alignment: K must have shape (n_k, 2) to draw in the plane, got {K.shape}."
-        )
+    _check_in_the_plane("alignment", rows="n_k", K=K)
     if len(k_labels) != len(K):
         raise ValueError(
             f"alignment: K has {len(K)} rows but there are {len(k_labels)} key labels."
@@ -254,17 +300,13 @@ def alignment(q, K, q_label, k_labels, ax=None, title=None, decimals=0):
             text, xy=v, xytext=(4, 2 - 13 * below), textcoords="offset points", color=colour
         )
 
-    def draw(v, colour, style, width):
-        props = dict(arrowstyle="->", color=colour, lw=width, linestyle=style)
-        ax.annotate("", xy=v, xytext=(0, 0), arrowprops=props)
-
     q_angle = np.degrees(np.arctan2(q[1], q[0]))
-    draw(q, "black", "-", 2.5)
+    _arrow(ax, q, "black", "-", 2.5)
     label(q, f"q: {q_label}", "black")
     reach = max(np.abs(K).max(), np.abs(q).max())
     for j, (k, name) in enumerate(zip(K, k_labels, strict=True)):
         colour = COLOURS[j % len(COLOURS)]
-        draw(k, colour, "--", 2)
+        _arrow(ax, k, colour, "--", 2)
         score = float(q @ k) + 0.0
         lengths = float(np.linalg.norm(q) * np.linalg.norm(k))
         if lengths == 0:  # a zero vector has no direction, so no angle
@@ -281,10 +323,4 @@ def alignment(q, K, q_label, k_labels, ax=None, title=None, decimals=0):
         label(k, f"k: {name}  {angle:.0f}°, q·k = {score:.{decimals}f}", colour)
     ax.set_xlim(min(0.0, K[:, 0].min(), q[0]) - 0.5, reach * 1.25 + 2.0)  # room for labels
     ax.set_ylim(min(0.0, K[:, 1].min(), q[1]) - 0.5, reach * 1.25 + 0.5)
-    ax.set_aspect("equal")
-    ax.axhline(0, color="grey", lw=0.5)
-    ax.axvline(0, color="grey", lw=0.5)
-    ax.grid(alpha=0.3)
-    if title:
-        ax.set_title(title)
-    return ax
+    return _frame_the_plane(ax, title)
