@@ -15,7 +15,15 @@ import numpy as np
 import pytest
 
 from attnlib import example as ex
-from attnlib.selfcheck import MISTAKES, check, exercise_ids, load_checkers
+from attnlib.selfcheck import MISTAKES, exercise_ids, load_checkers
+from tests.checker_cases import (
+    assert_mistake,
+    assert_not_attempted,
+    assert_passed,
+    naive_softmax,
+    softmax_rows,
+    verdict,
+)
 
 load_checkers(strict=True)
 
@@ -44,22 +52,7 @@ IDS = [
 ]
 
 
-def verdict(exercise_id, answer):
-    return check(exercise_id, answer, quiet=True)
-
-
-# ---- learner-style code ------------------------------------------------------------------
-
-
-def softmax_rows(x):
-    z = x - x.max(axis=-1, keepdims=True)
-    e = np.exp(z)
-    return e / e.sum(axis=-1, keepdims=True)
-
-
-def naive_softmax(x, axis=-1):
-    e = np.exp(x)
-    return e / e.sum(axis=axis, keepdims=True)
+# ---- learner-style code (softmax_rows and naive_softmax come from tests.checker_cases) -------
 
 
 def attention(Q, K, V):
@@ -204,10 +197,7 @@ def test_new_mistake_codes_have_hints():
 
 @pytest.mark.parametrize("exercise_id", IDS)
 def test_reference_answer_passes(exercise_id):
-    feedback = verdict(exercise_id, REFERENCE[exercise_id])
-    assert feedback.passed, feedback.message
-    assert (feedback.status, feedback.mistake) == ("passed", None)
-    assert feedback.message == f"✓ {exercise_id}: correct."
+    assert_passed(exercise_id, REFERENCE[exercise_id])
 
 
 @pytest.mark.parametrize(("exercise_id", "answer"), ALSO_RIGHT)
@@ -218,17 +208,13 @@ def test_other_right_answers_pass(exercise_id, answer):
 
 @pytest.mark.parametrize(("exercise_id", "answer", "code"), WRONG)
 def test_named_mistake_is_recognised(exercise_id, answer, code):
-    feedback = verdict(exercise_id, answer)
-    assert (feedback.passed, feedback.status, feedback.mistake) == (False, "wrong", code)
-    assert feedback.message == f"✗ {exercise_id}: wrong ({code}): {MISTAKES[code]}"
+    assert_mistake(exercise_id, answer, code)
 
 
 @pytest.mark.parametrize("exercise_id", IDS)
 def test_stub_is_not_attempted(exercise_id):
     stub = (lambda *args: ...) if callable(REFERENCE[exercise_id]) else ...
-    feedback = verdict(exercise_id, stub)
-    assert (feedback.status, feedback.passed, feedback.mistake) == ("not attempted", False, None)
-    assert feedback.message == f"… {exercise_id}: not attempted yet"
+    assert_not_attempted(exercise_id, stub)
 
 
 def test_other_wrong_answers_show_the_first_wrong_entry():

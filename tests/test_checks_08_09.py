@@ -4,7 +4,14 @@ name every mistake they know, and say "not attempted" for the stub."""
 import numpy as np
 import pytest
 
-from attnlib.selfcheck import MISTAKES, check, exercise_ids, load_checkers
+from attnlib.selfcheck import MISTAKES, exercise_ids, load_checkers
+from tests.checker_cases import (
+    assert_mistake,
+    assert_not_attempted,
+    assert_passed,
+    softmax_rows,
+    verdict,
+)
 
 load_checkers(strict=True)
 
@@ -21,10 +28,6 @@ IDS = [
     "mask_fix_attention",
     "mask_predict_empty_row",
 ]
-
-
-def verdict(exercise_id, answer):
-    return check(exercise_id, answer, quiet=True)
 
 
 def test_every_id_is_registered():
@@ -47,16 +50,10 @@ def test_new_mistake_codes_have_hints():
 
 @pytest.mark.parametrize("exercise_id", IDS)
 def test_stub_is_not_attempted(exercise_id):
-    feedback = verdict(exercise_id, ...)
-    assert (feedback.status, feedback.passed, feedback.mistake) == ("not attempted", False, None)
+    assert_not_attempted(exercise_id)
 
 
 # ---- reference answers written the way the solution notebooks write them -----------------
-
-
-def softmax_rows(S):
-    S = S - S.max(axis=-1, keepdims=True)
-    return np.exp(S) / np.exp(S).sum(axis=-1, keepdims=True)
 
 
 def scaled_scores_from_x(X, W_Q, W_K):
@@ -98,9 +95,7 @@ def masked_attention_big_negative(Q, K, V, mask):
     ],
 )
 def test_reference_answer_passes(exercise_id, answer):
-    feedback = verdict(exercise_id, answer)
-    assert feedback.passed, feedback.message
-    assert feedback.message == f"✓ {exercise_id}: correct."
+    assert_passed(exercise_id, answer)
 
 
 # ---- every named mistake is recognised by its code --------------------------------------------
@@ -139,9 +134,7 @@ def _mistake_cases():
 
 @pytest.mark.parametrize(("exercise_id", "answer", "code"), _mistake_cases())
 def test_named_mistake_is_recognised(exercise_id, answer, code):
-    feedback = verdict(exercise_id, answer)
-    assert (feedback.passed, feedback.mistake) == (False, code), feedback.message
-    assert feedback.message == f"✗ {exercise_id}: wrong ({code}): {MISTAKES[code]}"
+    assert_mistake(exercise_id, answer, code)
 
 
 def test_inverted_mask_weights_are_named_even_with_a_nan_row():

@@ -5,7 +5,14 @@ say "not attempted" for the stub."""
 import numpy as np
 import pytest
 
-from attnlib.selfcheck import MISTAKES, check, exercise_ids, load_checkers
+from attnlib.selfcheck import MISTAKES, exercise_ids, load_checkers
+from tests.checker_cases import (
+    assert_mistake,
+    assert_not_attempted,
+    assert_passed,
+    softmax_rows,
+    verdict,
+)
 
 load_checkers(strict=True)
 
@@ -36,24 +43,6 @@ NEW_MISTAKES = [
 ]
 
 
-def verdict(exercise_id, answer):
-    return check(exercise_id, answer, quiet=True)
-
-
-def assert_passed(exercise_id, answer):
-    feedback = verdict(exercise_id, answer)
-    assert feedback.passed, feedback.message
-    assert (feedback.status, feedback.mistake) == ("passed", None)
-
-
-def assert_mistake(exercise_id, answer, code):
-    feedback = verdict(exercise_id, answer)
-    assert (feedback.passed, feedback.status, feedback.mistake) == (False, "wrong", code), (
-        feedback.message
-    )
-    assert MISTAKES[code] in feedback.message
-
-
 def test_every_id_is_registered():
     assert set(IDS) <= set(exercise_ids())
 
@@ -65,8 +54,7 @@ def test_new_mistake_codes_have_hints():
 
 @pytest.mark.parametrize("exercise_id", IDS)
 def test_stub_is_not_attempted(exercise_id):
-    feedback = verdict(exercise_id, ...)
-    assert (feedback.status, feedback.passed, feedback.mistake) == ("not attempted", False, None)
+    assert_not_attempted(exercise_id)
 
 
 @pytest.mark.parametrize("exercise_id", ["heads_split", "heads_fix_merge", "grad_fix_backward"])
@@ -78,11 +66,6 @@ def test_function_returning_ellipsis_is_not_attempted(exercise_id):
 
 
 # ---- reference answers written the way the solution notebooks write them -----------------
-
-
-def softmax_rows(S):
-    e = np.exp(S - S.max(axis=-1, keepdims=True))
-    return e / e.sum(axis=-1, keepdims=True)
 
 
 def split(Z, n_heads):

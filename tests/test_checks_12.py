@@ -5,17 +5,14 @@ import numpy as np
 import pytest
 
 import attnlib
-from attnlib.selfcheck import MISTAKES, check, exercise_ids, load_checkers
+from attnlib.selfcheck import MISTAKES, exercise_ids, load_checkers
+from tests.checker_cases import assert_mistake, assert_not_attempted, verdict
 
 load_checkers(strict=True)
 
 from attnlib.checkers import lesson_12 as L12  # noqa: E402  (after the strict load)
 
 IDS = ["cost_matrix_mib", "cost_doubling", "online_rescale", "blocked_fix"]
-
-
-def verdict(exercise_id, answer):
-    return check(exercise_id, answer, quiet=True)
 
 
 def test_every_id_is_registered():
@@ -38,8 +35,7 @@ def test_new_mistake_codes_have_hints():
 
 @pytest.mark.parametrize("exercise_id", IDS)
 def test_stub_is_not_attempted(exercise_id):
-    feedback = verdict(exercise_id, ...)
-    assert (feedback.status, feedback.passed, feedback.mistake) == ("not attempted", False, None)
+    assert_not_attempted(exercise_id)
 
 
 def test_tuple_stubs_are_not_attempted():
@@ -65,8 +61,7 @@ def test_cost_matrix_mib_accepts_the_reference():
     ],
 )
 def test_cost_matrix_mib_names_mistakes(answer, mistake):
-    feedback = verdict("cost_matrix_mib", answer)
-    assert (feedback.passed, feedback.mistake) == (False, mistake)
+    assert_mistake("cost_matrix_mib", answer, mistake)
 
 
 def test_cost_matrix_mib_other_wrong_answer_shows_the_value():
@@ -111,8 +106,7 @@ def test_online_rescale_accepts_the_reference_and_the_direct_sum():
     ],
 )
 def test_online_rescale_names_mistakes(l_new, mistake):
-    feedback = verdict("online_rescale", (3.0, l_new))
-    assert (feedback.passed, feedback.mistake) == (False, mistake)
+    assert_mistake("online_rescale", (3.0, l_new), mistake)
 
 
 # ---- blocked_fix: functions written the way the solution notebook writes them --------------
@@ -181,8 +175,7 @@ def per_block(Q, K, V, block_size):
     ],
 )
 def test_blocked_fix_names_mistakes(function, mistake):
-    feedback = verdict("blocked_fix", function)
-    assert (feedback.passed, feedback.mistake) == (False, mistake)
+    assert_mistake("blocked_fix", function, mistake)
 
 
 def test_blocked_fix_survives_a_function_that_raises_or_returns_junk():

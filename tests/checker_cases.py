@@ -1,0 +1,111 @@
+"""What the checker tests share: ask a checker quietly, assert the one line it gives, and
+the softmax a learner writes, from which the right and wrong answers are built.
+
+The softmax here is written the way the solution notebooks write it, never taken from
+attnlib, so a checker test cannot pass by comparing the package with itself.
+"""
+
+import numpy as np
+
+from attnlib.selfcheck import MISTAKES, check
+
+
+def verdict(exercise_id, answer):
+    """Check ``answer`` without printing and return the Feedback.
+
+    Parameters
+    ----------
+    exercise_id : str
+    answer : object
+        What a learner would pass to ``check``.
+
+    Returns
+    -------
+    attnlib.selfcheck.Feedback
+    """
+    return check(exercise_id, answer, quiet=True)
+
+
+def assert_passed(exercise_id, answer):
+    """Assert that ``answer`` passes, with the line ``✓ <id>: correct.``.
+
+    Parameters
+    ----------
+    exercise_id : str
+    answer : object
+    """
+    feedback = verdict(exercise_id, answer)
+    assert feedback.passed, feedback.message
+    assert (feedback.status, feedback.mistake) == ("passed", None)
+    assert feedback.message == f"✓ {exercise_id}: correct."
+
+
+def assert_mistake(exercise_id, answer, code):
+    """Assert that ``answer`` is wrong and named as mistake ``code``, with that code's hint.
+
+    Parameters
+    ----------
+    exercise_id : str
+    answer : object
+    code : str
+        A key of ``attnlib.selfcheck.MISTAKES``.
+    """
+    feedback = verdict(exercise_id, answer)
+    assert (feedback.passed, feedback.status, feedback.mistake) == (False, "wrong", code), (
+        feedback.message
+    )
+    assert feedback.message == f"✗ {exercise_id}: wrong ({code}): {MISTAKES[code]}"
+
+
+def assert_not_attempted(exercise_id, answer=...):
+    """Assert that ``answer`` (the ``...`` placeholder by default) counts as not attempted.
+
+    Parameters
+    ----------
+    exercise_id : str
+    answer : object
+        A placeholder: ``...``, or a function that returns ``...``.
+    """
+    feedback = verdict(exercise_id, answer)
+    assert (feedback.status, feedback.passed, feedback.mistake) == ("not attempted", False, None)
+    assert feedback.message == f"… {exercise_id}: not attempted yet"
+
+
+def softmax_rows(x):
+    """Softmax along the last axis, as a learner writes it: subtract the row max first.
+
+    Parameters
+    ----------
+    x : ndarray of shape (..., n_k)
+
+    Returns
+    -------
+    ndarray of shape (..., n_k)
+        Each row is positive and sums to 1.
+
+    Examples
+    --------
+    >>> softmax_rows(np.array([0.0, np.log(3.0)]))
+    array([0.25, 0.75])
+    """
+    z = x - x.max(axis=-1, keepdims=True)  # softmax ignores shifts, and exp overflows past ~709
+    e = np.exp(z)
+    return e / e.sum(axis=-1, keepdims=True)
+
+
+def naive_softmax(x, axis=-1):
+    """Softmax without subtracting the max: the ``overflow`` mistake the checkers name.
+
+    Parameters
+    ----------
+    x : ndarray
+    axis : int
+        The axis that sums to 1 (``axis=0`` is the ``wrong_axis`` mistake).
+
+    Returns
+    -------
+    ndarray of the shape of ``x``
+        ``nan`` where ``exp`` overflowed.
+    """
+    e = np.exp(x)
+    return e / e.sum(axis=axis, keepdims=True)
