@@ -13,6 +13,7 @@ from attnlib import selfcheck
 from attnlib.checkers import formula, lesson_01, lesson_02, lesson_03
 from attnlib.core import attention_weights, project, qk_scores, scale_scores, softmax
 from attnlib.selfcheck import Feedback, check, hint, solution
+from tests.checker_cases import naive_softmax, softmax_rows
 
 Q, K, V = project(ex.X, ex.W_Q), project(ex.X, ex.W_K), project(ex.X, ex.W_V)
 S = qk_scores(Q, K)
@@ -20,14 +21,8 @@ A = attention_weights(Q, K)
 d_k = ex.d_k
 
 
-def stable_softmax(x):
-    z = x - x.max(axis=-1, keepdims=True)
-    e = np.exp(z)
-    return e / e.sum(axis=-1, keepdims=True)
-
-
 def learner_attention(Q, K, V):
-    return stable_softmax(Q @ K.T / np.sqrt(K.shape[-1])) @ V
+    return softmax_rows(Q @ K.T / np.sqrt(K.shape[-1])) @ V
 
 
 REFERENCE = {
@@ -36,7 +31,7 @@ REFERENCE = {
     "scaled_scores": S / np.sqrt(d_k),
     "weights": A,
     "output": A @ V,
-    "softmax": stable_softmax,
+    "softmax": softmax_rows,
     "attention": learner_attention,
     # lessons 01-03
     "x_matrix": ex.X,
@@ -131,13 +126,9 @@ def test_checker_names_the_mistake(exercise_id, answer, code, capsys):
 def test_wrong_d_is_named_where_d_model_differs_from_d_k():
     # the worked example has sqrt(d_model) = d_k, so wrong_d shows on the function exercise
     def scaled_by_d_v(Q, K, V):
-        return stable_softmax(Q @ K.T / np.sqrt(V.shape[-1])) @ V
+        return softmax_rows(Q @ K.T / np.sqrt(V.shape[-1])) @ V
 
     assert check("attention", scaled_by_d_v, quiet=True).mistake == "wrong_d"
-
-
-def naive_softmax(x):
-    return np.exp(x) / np.exp(x).sum(axis=-1, keepdims=True)
 
 
 def column_softmax(x):
@@ -153,11 +144,11 @@ FUNCTION_MISTAKES = [
     ("softmax", naive_softmax, "overflow"),
     ("softmax", column_softmax, "wrong_axis"),
     ("softmax", mixed_axis_softmax, "wrong_axis"),
-    ("attention", lambda Q, K, V: stable_softmax(Q @ K.T) @ V, "unscaled"),
-    ("attention", lambda Q, K, V: stable_softmax(Q @ K.T / K.shape[1]) @ V, "divided_by_d_k"),
+    ("attention", lambda Q, K, V: softmax_rows(Q @ K.T) @ V, "unscaled"),
+    ("attention", lambda Q, K, V: softmax_rows(Q @ K.T / K.shape[1]) @ V, "divided_by_d_k"),
     (
         "attention",
-        lambda Q, K, V: stable_softmax(Q @ K.T * np.sqrt(K.shape[1])) @ V,
+        lambda Q, K, V: softmax_rows(Q @ K.T * np.sqrt(K.shape[1])) @ V,
         "multiplied",
     ),
     (
@@ -165,10 +156,10 @@ FUNCTION_MISTAKES = [
         lambda Q, K, V: softmax(Q @ K.T / np.sqrt(K.shape[1]), axis=0) @ V,
         "wrong_axis",
     ),
-    ("attention", lambda Q, K, V: stable_softmax(K @ Q.T / np.sqrt(K.shape[1])) @ V, "transposed"),
+    ("attention", lambda Q, K, V: softmax_rows(K @ Q.T / np.sqrt(K.shape[1])) @ V, "transposed"),
     (
         "attention",
-        lambda Q, K, V: stable_softmax(Q @ K.T / np.sqrt(K.shape[1])).T @ V,
+        lambda Q, K, V: softmax_rows(Q @ K.T / np.sqrt(K.shape[1])).T @ V,
         "transposed",
     ),
     ("attention", lambda Q, K, V: naive_softmax(Q @ K.T / np.sqrt(K.shape[1])) @ V, "overflow"),
@@ -292,7 +283,7 @@ def test_odd_functions_give_one_clear_line(function, status, says, capsys):
 def test_prints_inside_the_learners_function_are_swallowed(capsys):
     def chatty(x):
         print("debugging", x.shape)
-        return stable_softmax(x)
+        return softmax_rows(x)
 
     assert check("softmax", chatty).passed
     assert capsys.readouterr().out == "✓ softmax: correct.\n"
