@@ -52,10 +52,11 @@ def _table(values, rows, cols, decimals, caption=""):
     """An HTML table of numbers with labelled rows and columns."""
     values = np.asarray(values, dtype=np.float64).reshape(len(rows), len(cols))
     esc = html.escape
-    head = "".join(f"<th>{esc(c)}</th>" for c in cols)
+    pad = ' style="padding: 0.1em 0.6em"'
+    head = "".join(f"<th{pad}>{esc(c)}</th>" for c in cols)
     body = "".join(
-        f"<tr><th>{esc(r)}</th>"
-        + "".join(f"<td>{_number(v, decimals)}</td>" for v in row)
+        f"<tr><th{pad}>{esc(r)}</th>"
+        + "".join(f"<td{pad}>{_number(v, decimals)}</td>" for v in row)
         + "</tr>"
         for r, row in zip(rows, values, strict=True)
     )
@@ -88,7 +89,8 @@ class _View:
 
     A subclass sets ``controls`` (the widgets whose ``value`` drives it) and
     ``figsize``, and defines ``compute()`` (numbers, from attnlib.core),
-    ``html()`` (the numbers panel) and ``draw(fig)`` (the figure, via attnlib.plot).
+    ``html()`` (the numbers panel), ``make_axes(fig)`` and ``draw(axes)`` (the
+    figure, via attnlib.plot).
     """
 
     figsize = (7.0, 3.0)
@@ -102,6 +104,7 @@ class _View:
         self.image.add_class("attnlib-figure")
         # a figure outside pyplot: redrawn in place, never shown twice by the inline backend
         self.figure = Figure(figsize=self.figsize, dpi=DPI)
+        self.axes = None
         self.updates = 0
         for control in controls:
             control.observe(self.update, names="value")
@@ -117,8 +120,11 @@ class _View:
         """Recompute from the controls, then refresh the numbers and the figure."""
         self.compute()
         self.numbers.value = self.html()  # the numbers first: text is quicker than a figure
-        self.figure.clear()
-        self.draw(self.figure)
+        if self.axes is None:
+            self.axes = self.make_axes(self.figure)
+        for ax in self.axes:
+            ax.clear()  # keep the axes: making new ones costs more than redrawing them
+        self.draw(self.axes)
         buffer = io.BytesIO()
         self.figure.savefig(buffer, format="png")
         self.image.value = buffer.getvalue()
@@ -129,7 +135,7 @@ class _View:
         import matplotlib.pyplot as plt
 
         fig = plt.figure(figsize=self.figsize)
-        self.draw(fig)
+        self.draw(self.make_axes(fig))
         return fig
 
     def _repr_mimebundle_(self, **kwargs):
@@ -220,9 +226,12 @@ class Playground(_View):
             + "</div>"
         )
 
-    def draw(self, fig):
-        ax_s, ax_a = fig.subplots(1, 2)
+    def make_axes(self, fig):
         fig.subplots_adjust(left=0.09, right=0.98, top=0.78, bottom=0.04, wspace=0.4)
+        return fig.subplots(1, 2)
+
+    def draw(self, axes):
+        ax_s, ax_a = axes
         plot.heatmap(self.scores, self.tokens, self.tokens, ax=ax_s, title="scores S = Q Kᵀ")
         plot.heatmap(
             self.weights,
@@ -252,6 +261,7 @@ class Geometry(_View):
         self.K, self.V = project(example.X, example.W_K), project(example.X, example.W_V)
         self.d_k = self.K.shape[1]
         q = Q[self.tokens.index(token)]
+        self.q_start = q
         self.q_1, self.q_2 = (
             widgets.FloatSlider(
                 value=float(v), min=-5.0, max=5.0, step=0.1, description=f"q[{i + 1}]"
@@ -285,12 +295,14 @@ class Geometry(_View):
             + f'<div class="attnlib-output">output = ({out})</div>'
         )
 
-    def draw(self, fig):
-        ax_q, ax_w = fig.subplots(1, 2, width_ratios=(1.6, 1))
+    def make_axes(self, fig):
         fig.subplots_adjust(left=0.06, right=0.97, top=0.84, bottom=0.08, wspace=0.3)
-        plot.arrows(
-            self.q[np.newaxis, :], self.K, [self.token], self.tokens, ax=ax_q, title="q and keys"
-        )
+        return fig.subplots(1, 2, width_ratios=(1.6, 1))
+
+    def draw(self, axes):
+        ax_q, ax_w = axes
+        name = self.token if np.array_equal(self.q, self.q_start) else "yours"
+        plot.arrows(self.q[np.newaxis, :], self.K, [name], self.tokens, ax=ax_q, title="q and keys")
         ax_q.set_xlim(-5.5, 5.5)  # fixed, so the picture does not jump as q moves
         ax_q.set_ylim(-5.5, 5.5)
         plot.heatmap(
@@ -351,9 +363,11 @@ class ScalingExplorer(_View):
             f"over {self.n_samples} random queries, {self.n_keys} keys each",
         )
 
-    def draw(self, fig):
-        axes = fig.subplots(1, 3)
+    def make_axes(self, fig):
         fig.subplots_adjust(left=0.04, right=0.99, top=0.72, bottom=0.02, wspace=0.15)
+        return fig.subplots(1, 3)
+
+    def draw(self, axes):
         rows = [f"q {i + 1}" for i in range(self.n_shown)]
         cols = [f"k {j + 1}" for j in range(self.n_keys)]
         shown = slice(0, self.n_shown)

@@ -139,9 +139,17 @@ def set_slider(slider, value):
 
 
 def move_and_time(page, view, slider, value):
+    """Set the slider; return ms from the Enter key to new numbers and to the new figure."""
     page.evaluate(ARM, view.element_handle())
     set_slider(slider, value)
-    page.wait_for_function(DONE, timeout=15_000)
+    try:
+        page.wait_for_function(DONE, timeout=15_000)
+    except PlaywrightTimeout:
+        seen = page.evaluate("() => window.__attnlib_t")
+        raise AssertionError(
+            f"the view did not update within 15 s of setting its slider to {value} "
+            f"(page timestamps: {seen}; null = that part never changed)"
+        ) from None
     return page.evaluate(ELAPSED)
 
 
