@@ -78,7 +78,8 @@ def lab(artefacts):
         "--ServerApp.ip=127.0.0.1",
         "--IdentityProvider.token=",
         "--ServerApp.password=",
-        f"--ServerApp.root_dir={ROOT}",
+        f"--ServerApp.root_dir={ROOT}",  # as `make lab`: the repo root, lesson 00 first
+        "--LabApp.default_url=/lab/tree/notebooks/00_start_here.ipynb",
         f"--LabApp.user_settings_dir={settings}",
         f"--LabApp.workspaces_dir={home / 'workspaces'}",
     ]

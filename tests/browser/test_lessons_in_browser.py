@@ -77,12 +77,15 @@ class PageErrors:
             self.messages.append(f"console error: {msg.text}")
 
 
-def open_notebook(browser, lab, path, fresh=True):
-    """Open a notebook; ``fresh`` resets the workspace so earlier notebooks stay closed."""
+def open_notebook(browser, lab, path=None):
+    """Open a notebook, or with no path the server's front page (as `make lab` does).
+
+    A notebook opens in a reset workspace, so notebooks opened before stay closed.
+    """
     page = browser.new_page(viewport={"width": 1280, "height": 1000})
     page.set_default_timeout(TIMEOUT)
     errors = PageErrors(page)
-    page.goto(f"{lab}/lab/tree/{path}" + ("?reset" if fresh else ""))
+    page.goto(f"{lab}/lab/tree/{path}?reset" if path else f"{lab}/")
     page.wait_for_selector(".jp-NotebookPanel .jp-Notebook .jp-Cell")
     dialog = page.locator(".jp-Dialog", has_text="Select Kernel")
     try:  # shown when the kernel list arrives late; its default choice is the notebook's own
@@ -160,8 +163,11 @@ def test_start_here_opens_like_make_lab(browser, lab, artefacts):
     """
     path = "notebooks/00_start_here.ipynb"
     assert (ROOT / path).exists()
-    page, errors = open_notebook(browser, lab, path, fresh=False)
+    page, errors = open_notebook(browser, lab)  # the bare server address, like `make lab`
     try:
+        assert page.url.split("?")[0].endswith(f"/lab/tree/{path}"), page.url
+        current = page.locator("#jp-main-dock-panel .lm-TabBar-tab.lm-mod-current")
+        assert current.inner_text().strip() == "00_start_here.ipynb"
         run_all(page)
         assert page.locator(".jp-NotebookPanel .jp-MarkdownCell h1").count() >= 1
         assert_clean(page, errors, "00_start_here")
