@@ -4,4 +4,91 @@ Every module here (except those starting with ``_``) is imported by
 ``attnlib.selfcheck`` the first time a check runs; each registers its exercise ids
 with ``@attnlib.selfcheck.exercise``. See the docstring of ``attnlib.selfcheck`` for
 how to add a lesson's checkers.
+
+This file holds what several lessons check for in the same way: the reference
+self-attention and the learner's mistakes that more than one exercise names.
 """
+
+import numpy as np
+
+from ..core import attention_weights, project, softmax
+
+
+def naive_softmax(x, axis=-1):
+    """Softmax without subtracting the max first: the ``overflow`` mistake.
+
+    Parameters
+    ----------
+    x : ndarray
+    axis : int
+        The axis that sums to 1.
+
+    Returns
+    -------
+    ndarray of the shape of ``x``
+        ``nan`` wherever ``exp`` overflowed (scores past ~709).
+
+    Examples
+    --------
+    >>> naive_softmax(np.array([0.0, np.log(3.0)]))
+    array([0.25, 0.75])
+    """
+    e = np.exp(x)  # no maximum subtracted
+    return e / e.sum(axis=axis, keepdims=True)
+
+
+def self_attention(X, W_Q, W_K, W_V):
+    """Self-attention from the tokens and the three weight matrices: the reference answer.
+
+    Parameters
+    ----------
+    X : ndarray of shape (n, d_model)
+    W_Q, W_K : ndarray of shape (d_model, d_k)
+    W_V : ndarray of shape (d_model, d_v)
+
+    Returns
+    -------
+    ndarray of shape (n, d_v)
+    """
+    Q, K, V = project(X, W_Q), project(X, W_K), project(X, W_V)
+    return attention_weights(Q, K) @ V  # (n, n) @ (n, d_v) -> (n, d_v)
+
+
+def self_attention_with(
+    q_from="Q", k_from="K", divisor="d_k", normalise=softmax, transpose_weights=False
+):
+    """A self-attention that makes one mistake, for ``check_function``'s ``mistakes``.
+
+    Parameters
+    ----------
+    q_from, k_from : {"Q", "K"}
+        Which weight matrix, W_Q or W_K, makes the queries and which the keys.
+    divisor : {"d_k", "d_model", "d_v", "none", "d_k itself", "times"}
+        What the scores are divided by: sqrt(d_k) (right), the root of the wrong width,
+        1, d_k without the root, or 1 / sqrt(d_k) (multiplied instead of divided).
+    normalise : callable
+        Turns the divided scores into weights, e.g. :func:`naive_softmax`.
+    transpose_weights : bool
+        Use the weights transposed.
+
+    Returns
+    -------
+    callable
+        ``variant(X, W_Q, W_K, W_V) -> ndarray of shape (n, d_v)``.
+    """
+
+    def variant(X, W_Q, W_K, W_V):
+        W = {"Q": W_Q, "K": W_K}
+        Q, K, V = X @ W[q_from], X @ W[k_from], X @ W_V
+        d = {
+            "d_k": np.sqrt(Q.shape[-1]),
+            "d_model": np.sqrt(X.shape[-1]),
+            "d_v": np.sqrt(V.shape[-1]),
+            "none": 1.0,
+            "d_k itself": Q.shape[-1],
+            "times": 1 / np.sqrt(Q.shape[-1]),
+        }[divisor]
+        A = normalise(Q @ K.T / d)
+        return (A.T if transpose_weights else A) @ V
+
+    return variant

@@ -10,6 +10,7 @@ import numpy as np
 from .. import example as ex
 from ..core import attention_weights, project, qk_scores, scale_scores, softmax
 from ..selfcheck import check_array, check_function, check_tuple, exercise
+from . import naive_softmax
 
 # ---- the worked example, computed (never typed) --------------------------------------------
 Q, K, V = project(ex.X, ex.W_Q), project(ex.X, ex.W_K), project(ex.X, ex.W_V)  # (3, 2) each
@@ -128,11 +129,6 @@ _BIG = 1000 + _rng.normal(size=(3, 5)) * 5  # scores around 1e3: a naive exp ove
 SOFTMAX_CASES = [(_X35,), (_ROW,), (_BIG,)]
 
 
-def _naive_softmax(x):
-    e = np.exp(x)  # no maximum subtracted
-    return e / e.sum(axis=-1, keepdims=True)
-
-
 def _mixed_axis_softmax(x):
     e = np.exp(x - x.max(axis=-1, keepdims=True))  # the row max is right ...
     return e / e.sum(axis=0, keepdims=True)  # ... but the sum runs down the columns
@@ -160,7 +156,7 @@ def _softmax(answer):
         mistakes=[
             ("wrong_axis", lambda x: softmax(x, axis=0)),
             ("wrong_axis", _mixed_axis_softmax),
-            ("overflow", _naive_softmax),
+            ("overflow", naive_softmax),
         ],
         arg_names=("x",),
     )
@@ -194,7 +190,7 @@ ATTENTION_MISTAKES = [
     ("wrong_d", _attention_with(lambda S, Q, K, V: softmax(S / np.sqrt(V.shape[-1])))),
     ("transposed", lambda Q, K, V: softmax((K @ Q.T) / np.sqrt(K.shape[-1])) @ V),
     ("transposed", lambda Q, K, V: softmax(Q @ K.T / np.sqrt(K.shape[-1])).T @ V),
-    ("overflow", _attention_with(lambda S, Q, K, V: _naive_softmax(S / np.sqrt(K.shape[-1])))),
+    ("overflow", _attention_with(lambda S, Q, K, V: naive_softmax(S / np.sqrt(K.shape[-1])))),
 ]
 
 

@@ -10,8 +10,9 @@ Expected answers come from ``attnlib.core``.
 import numpy as np
 
 from .. import example as ex
-from ..core import attention_weights, project, softmax
+from ..core import attention_weights, softmax
 from ..selfcheck import add_mistake, check_choice, check_function, exercise, passed, wrong
+from . import naive_softmax, self_attention, self_attention_with
 
 add_mistake(
     "output_shape",
@@ -71,37 +72,6 @@ def _formula_shapes(answer):
 
 
 # ---- formula_self_attention: write it from X, W_Q, W_K, W_V ---------------------------------
-def _self_attention(X, W_Q, W_K, W_V):
-    Q, K, V = project(X, W_Q), project(X, W_K), project(X, W_V)
-    return attention_weights(Q, K) @ V  # (n, n) @ (n, d_v) -> (n, d_v)
-
-
-def _naive_softmax(x, axis=-1):
-    e = np.exp(x)  # no maximum subtracted
-    return e / e.sum(axis=axis, keepdims=True)
-
-
-def _with(q_from="Q", k_from="K", divisor="d_k", normalise=softmax, transpose_weights=False):
-    """A self-attention that makes one mistake: which projection feeds Q and K, which width
-    goes under the root, how the rows are normalised, or whether the weights get transposed."""
-
-    def variant(X, W_Q, W_K, W_V):
-        W = {"Q": W_Q, "K": W_K}
-        Q, K, V = X @ W[q_from], X @ W[k_from], X @ W_V
-        d = {
-            "d_k": np.sqrt(Q.shape[-1]),
-            "d_model": np.sqrt(X.shape[-1]),
-            "d_v": np.sqrt(V.shape[-1]),
-            "none": 1.0,
-            "d_k itself": Q.shape[-1],
-            "times": 1 / np.sqrt(Q.shape[-1]),
-        }[divisor]
-        A = normalise(Q @ K.T / d)
-        return (A.T if transpose_weights else A) @ V
-
-    return variant
-
-
 _r = np.random.default_rng(8)
 SELF_ATTENTION_CASES = [
     tuple(_r.normal(size=s) for s in ((5, 6), (6, 4), (6, 4), (6, 3))),  # d_model 6, d_k 4, d_v 3
@@ -114,17 +84,17 @@ SELF_ATTENTION_CASES = [
     ),
 ]
 SELF_ATTENTION_MISTAKES = [
-    ("swapped_qk", _with(q_from="K", k_from="Q")),
-    ("swapped_qk", _with(q_from="K", k_from="K")),  # W_K where W_Q belongs
-    ("swapped_qk", _with(q_from="Q", k_from="Q")),  # W_Q where W_K belongs
-    ("transposed", _with(transpose_weights=True)),
-    ("wrong_d", _with(divisor="d_model")),
-    ("wrong_d", _with(divisor="d_v")),
-    ("unscaled", _with(divisor="none")),
-    ("divided_by_d_k", _with(divisor="d_k itself")),
-    ("multiplied", _with(divisor="times")),
-    ("wrong_axis", _with(normalise=lambda S: softmax(S, axis=0))),
-    ("overflow", _with(normalise=_naive_softmax)),
+    ("swapped_qk", self_attention_with(q_from="K", k_from="Q")),
+    ("swapped_qk", self_attention_with(q_from="K", k_from="K")),  # W_K where W_Q belongs
+    ("swapped_qk", self_attention_with(q_from="Q", k_from="Q")),  # W_Q where W_K belongs
+    ("transposed", self_attention_with(transpose_weights=True)),
+    ("wrong_d", self_attention_with(divisor="d_model")),
+    ("wrong_d", self_attention_with(divisor="d_v")),
+    ("unscaled", self_attention_with(divisor="none")),
+    ("divided_by_d_k", self_attention_with(divisor="d_k itself")),
+    ("multiplied", self_attention_with(divisor="times")),
+    ("wrong_axis", self_attention_with(normalise=lambda S: softmax(S, axis=0))),
+    ("overflow", self_attention_with(normalise=naive_softmax)),
 ]
 
 
@@ -147,7 +117,7 @@ def _formula_self_attention(answer):
     return check_function(
         answer,
         SELF_ATTENTION_CASES,
-        reference=_self_attention,
+        reference=self_attention,
         mistakes=SELF_ATTENTION_MISTAKES,
         arg_names=("X", "W_Q", "W_K", "W_V"),
     )

@@ -7,7 +7,7 @@ Ids: ``sqrt_variance`` (by hand), ``sqrt_scaled_from_x`` (write a function),
 
 import numpy as np
 
-from ..core import attention_weights, project, qk_scores, scale_scores, softmax
+from ..core import project, qk_scores, scale_scores, softmax
 from ..selfcheck import (
     add_mistake,
     check_choice,
@@ -15,6 +15,7 @@ from ..selfcheck import (
     check_tuple,
     exercise,
 )
+from . import naive_softmax, self_attention, self_attention_with
 
 add_mistake(
     "spread_not_squared",
@@ -147,40 +148,19 @@ def _sqrt_predict_saturation(answer):
 
 
 # ---- sqrt_fix_self_attention: the bug is sqrt(d_model) ------------------------------------
-def _self_attention(X, W_Q, W_K, W_V):
-    Q, K = project(X, W_Q), project(X, W_K)
-    return attention_weights(Q, K) @ project(X, W_V)  # (n, n) @ (n, d_v) -> (n, d_v)
-
-
-def _self_attention_with(divisor, normalise=softmax):
-    def variant(X, W_Q, W_K, W_V):
-        Q, K, V = X @ W_Q, X @ W_K, X @ W_V
-        return normalise(Q @ K.T / divisor(X, Q, V)) @ V
-
-    return variant
-
-
-def _naive_softmax(x):
-    e = np.exp(x)
-    return e / e.sum(axis=-1, keepdims=True)
-
-
 SELF_ATTENTION_CASES = [
     (_X56, _WQ64, _WK64, _WV63),  # d_model 6, d_k 4, d_v 3
     (_X38, _WQ82, _WK82, _WV85),  # d_model 8, d_k 2, d_v 5
     (_XBIG, _WQBIG, _WKBIG, _WV63),  # large scores
 ]
-SELF_ATTENTION_MISTAKES = [
-    ("wrong_d", _self_attention_with(lambda X, Q, V: np.sqrt(X.shape[-1]))),  # d_model
-    ("wrong_d", _self_attention_with(lambda X, Q, V: np.sqrt(V.shape[-1]))),  # d_v
-    ("unscaled", _self_attention_with(lambda X, Q, V: 1.0)),
-    ("divided_by_d_k", _self_attention_with(lambda X, Q, V: Q.shape[-1])),
-    ("multiplied", _self_attention_with(lambda X, Q, V: 1 / np.sqrt(Q.shape[-1]))),
-    (
-        "wrong_axis",
-        _self_attention_with(lambda X, Q, V: np.sqrt(Q.shape[-1]), lambda S: softmax(S, axis=0)),
-    ),
-    ("overflow", _self_attention_with(lambda X, Q, V: np.sqrt(Q.shape[-1]), _naive_softmax)),
+SELF_ATTENTION_MISTAKES = [  # made by the factory lesson 07 uses too: one mistake each
+    ("wrong_d", self_attention_with(divisor="d_model")),
+    ("wrong_d", self_attention_with(divisor="d_v")),
+    ("unscaled", self_attention_with(divisor="none")),
+    ("divided_by_d_k", self_attention_with(divisor="d_k itself")),
+    ("multiplied", self_attention_with(divisor="times")),
+    ("wrong_axis", self_attention_with(normalise=lambda S: softmax(S, axis=0))),
+    ("overflow", self_attention_with(normalise=naive_softmax)),
 ]
 
 
@@ -204,7 +184,7 @@ def _sqrt_fix_self_attention(answer):
     return check_function(
         answer,
         SELF_ATTENTION_CASES,
-        reference=_self_attention,
+        reference=self_attention,
         mistakes=SELF_ATTENTION_MISTAKES,
         arg_names=("X", "W_Q", "W_K", "W_V"),
     )
