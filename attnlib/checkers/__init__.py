@@ -92,3 +92,16 @@ def self_attention_with(
         return (A.T if transpose_weights else A) @ V
 
     return variant
+
+
+# The slips of the scale and softmax steps, in the order check_function tries them: both
+# formula_self_attention (lesson 07) and sqrt_fix_self_attention (lesson 08) name them.
+SCALE_SOFTMAX_MISTAKES = [
+    ("wrong_d", self_attention_with(divisor="d_model")),
+    ("wrong_d", self_attention_with(divisor="d_v")),
+    ("unscaled", self_attention_with(divisor="none")),
+    ("divided_by_d_k", self_attention_with(divisor="d_k itself")),
+    ("multiplied", self_attention_with(divisor="times")),
+    ("wrong_axis", self_attention_with(normalise=lambda S: softmax(S, axis=0))),
+    ("overflow", self_attention_with(normalise=naive_softmax)),
+]

@@ -10,9 +10,9 @@ Expected answers come from ``attnlib.core``.
 import numpy as np
 
 from .. import example as ex
-from ..core import attention_weights, softmax
+from ..core import attention_weights
 from ..selfcheck import add_mistake, check_choice, check_function, exercise, passed, wrong
-from . import naive_softmax, self_attention, self_attention_with
+from . import SCALE_SOFTMAX_MISTAKES, self_attention, self_attention_with
 
 add_mistake(
     "output_shape",
@@ -88,13 +88,7 @@ SELF_ATTENTION_MISTAKES = [
     ("swapped_qk", self_attention_with(q_from="K", k_from="K")),  # W_K where W_Q belongs
     ("swapped_qk", self_attention_with(q_from="Q", k_from="Q")),  # W_Q where W_K belongs
     ("transposed", self_attention_with(transpose_weights=True)),
-    ("wrong_d", self_attention_with(divisor="d_model")),
-    ("wrong_d", self_attention_with(divisor="d_v")),
-    ("unscaled", self_attention_with(divisor="none")),
-    ("divided_by_d_k", self_attention_with(divisor="d_k itself")),
-    ("multiplied", self_attention_with(divisor="times")),
-    ("wrong_axis", self_attention_with(normalise=lambda S: softmax(S, axis=0))),
-    ("overflow", self_attention_with(normalise=naive_softmax)),
+    *SCALE_SOFTMAX_MISTAKES,
 ]
 
 

@@ -7,7 +7,7 @@ Ids: ``sqrt_variance`` (by hand), ``sqrt_scaled_from_x`` (write a function),
 
 import numpy as np
 
-from ..core import project, qk_scores, scale_scores, softmax
+from ..core import project, qk_scores, scale_scores
 from ..selfcheck import (
     add_mistake,
     check_choice,
@@ -15,7 +15,7 @@ from ..selfcheck import (
     check_tuple,
     exercise,
 )
-from . import naive_softmax, self_attention, self_attention_with
+from . import SCALE_SOFTMAX_MISTAKES, self_attention
 
 add_mistake(
     "spread_not_squared",
@@ -153,15 +153,7 @@ SELF_ATTENTION_CASES = [
     (_X38, _WQ82, _WK82, _WV85),  # d_model 8, d_k 2, d_v 5
     (_XBIG, _WQBIG, _WKBIG, _WV63),  # large scores
 ]
-SELF_ATTENTION_MISTAKES = [  # made by the factory lesson 07 uses too: one mistake each
-    ("wrong_d", self_attention_with(divisor="d_model")),
-    ("wrong_d", self_attention_with(divisor="d_v")),
-    ("unscaled", self_attention_with(divisor="none")),
-    ("divided_by_d_k", self_attention_with(divisor="d_k itself")),
-    ("multiplied", self_attention_with(divisor="times")),
-    ("wrong_axis", self_attention_with(normalise=lambda S: softmax(S, axis=0))),
-    ("overflow", self_attention_with(normalise=naive_softmax)),
-]
+SELF_ATTENTION_MISTAKES = SCALE_SOFTMAX_MISTAKES  # lesson 07 names the same slips
 
 
 @exercise(
