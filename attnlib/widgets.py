@@ -122,8 +122,9 @@ class _View:
         self.numbers.value = self.html()  # the numbers first: text is quicker than a figure
         if self.axes is None:
             self.axes = self.make_axes(self.figure)
-        for ax in self.axes:
-            ax.clear()  # keep the axes: making new ones costs more than redrawing them
+        for ax in self.axes:  # keep the axes and their ticks: rebuilding them is the slow part
+            for artist in [*ax.images, *ax.texts, *ax.lines, *ax.patches, *ax.collections]:
+                artist.remove()
         self.draw(self.axes)
         buffer = io.BytesIO()
         self.figure.savefig(buffer, format="png")

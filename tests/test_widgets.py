@@ -178,3 +178,17 @@ def test_a_view_displays_as_a_widget_with_a_helpful_text_fallback(make):
         assert len(fig.axes) == len(view.figure.axes) >= 2
     finally:
         plt.close(fig)
+
+
+@pytest.mark.parametrize("make", [widgets.playground, widgets.geometry, widgets.scaling_explorer])
+def test_redrawing_replaces_the_figure_instead_of_piling_up(make):
+    view = make()
+
+    def count():
+        return [(len(ax.images), len(ax.texts), len(ax.lines)) for ax in view.figure.axes]
+
+    first = count()
+    for _ in range(3):
+        view.update()
+    assert count() == first
+    assert len(view.figure.axes) == len(first)
