@@ -113,10 +113,14 @@ def run_all(page):
                  .every(p => !/\\d/.test(p.textContent))"""
     )
     menu(page, "Run", "Run All Cells")
+    # done when every cell has its count, or when an error stopped the run (reported later)
     page.wait_for_function(
         """() => { const prompts = [...document.querySelectorAll('.jp-CodeCell .jp-InputPrompt')];
-                   return prompts.length > 0 && prompts.every(p => /^\\[\\d+\\]:$/.test(
-                       p.textContent.trim())); }"""
+                   const text = prompts.map(p => p.textContent.trim());
+                   const done = text.length > 0 && text.every(t => /^\\[\\d+\\]:$/.test(t));
+                   const stopped = !text.some(t => t.includes('*')) && document.querySelector(
+                       ".jp-OutputArea-output[data-mime-type='application/vnd.jupyter.stderr']");
+                   return done || stopped; }"""
     )
     page.wait_for_selector(
         ".jp-NotebookPanel:visible .jp-Notebook-ExecutionIndicator[data-status='idle']"
