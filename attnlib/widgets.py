@@ -327,9 +327,9 @@ class ScalingExplorer(_View):
     d_k always draws the same numbers (the generator is re-seeded on each update).
     """
 
-    figsize = (10.5, 2.6)
+    figsize = (10.5, 2.1)
 
-    def __init__(self, seed=0, n_samples=200, n_keys=6, n_shown=3):
+    def __init__(self, seed=0, n_samples=400, n_keys=5, n_shown=2):
         self.seed, self.n_samples, self.n_keys, self.n_shown = seed, n_samples, n_keys, n_shown
         self.d_k = widgets.IntSlider(value=64, min=1, max=512, description="d_k")
         self.d_k.add_class("attnlib-dk")
@@ -365,7 +365,7 @@ class ScalingExplorer(_View):
         )
 
     def make_axes(self, fig):
-        fig.subplots_adjust(left=0.04, right=0.99, top=0.72, bottom=0.02, wspace=0.15)
+        fig.subplots_adjust(left=0.04, right=0.99, top=0.68, bottom=0.02, wspace=0.15)
         return fig.subplots(1, 3)
 
     def draw(self, axes):
