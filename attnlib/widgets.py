@@ -87,10 +87,10 @@ def _grid(M, rows, cols):
 class _View:
     """The plumbing every view shares: controls, an HTML panel of numbers and a figure.
 
-    A subclass sets ``controls`` (the widgets whose ``value`` drives it) and
-    ``figsize``, and defines ``compute()`` (numbers, from attnlib.core),
-    ``html()`` (the numbers panel), ``make_axes(fig)`` and ``draw(axes)`` (the
-    figure, via attnlib.plot).
+    A subclass sets ``figsize``, passes its controls (the widgets whose ``value``
+    drives it) to ``__init__``, and defines ``compute()`` (numbers, from
+    attnlib.core), ``html()`` (the numbers panel), ``make_axes(fig)`` and
+    ``draw(axes)`` (the figure, via attnlib.plot).
     """
 
     figsize = (7.0, 3.0)
