@@ -4,12 +4,16 @@
 
 Prints the best-of-N wall time of each and the ratio attnlib / torch (goal in
 issue 6: within 1.5x), plus plain numpy (the lesson's three lines, no input
-checks) to show what the checks cost. The course never needs torch: without it
+checks) to show what the checks cost. On a busy machine, pin both libraries to one
+thread so they do not fight over the cores:
+``OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 python benchmarks/vs_torch.py``.
+The course never needs torch: without it
 this script prints a skip line and exits 0. To measure, install it into a
 separate throwaway virtual environment, never into the course's.
 """
 
 import argparse
+import os
 from functools import partial
 
 import numpy as np
@@ -41,7 +45,11 @@ def main(argv=None):
         return 0
 
     print(f"machine: {machine()}")
-    print(f"torch {torch.__version__}, {torch.get_num_threads()} threads; d = {args.d}, float64")
+    blas_threads = os.environ.get("OPENBLAS_NUM_THREADS", "default")
+    print(
+        f"torch {torch.__version__}, {torch.get_num_threads()} threads; numpy's OpenBLAS threads: "
+        f"{blas_threads}; d = {args.d}, float64, best of {args.repeat} interleaved runs"
+    )
     print(
         f"{'n':>6} {'attnlib ms':>11} {'torch ms':>9} {'numpy ms':>9} "
         f"{'attnlib / torch':>16} {'numpy / torch':>14}"
@@ -53,9 +61,16 @@ def main(argv=None):
             q, k, v = (torch.from_numpy(M) for M in (Q, K, V))  # float64, shared memory
             ours = attnlib.attention(Q, K, V)[0]
             np.testing.assert_allclose(ours, F.scaled_dot_product_attention(q, k, v), atol=1e-10)
-            t_ours = best_seconds(partial(attnlib.attention, Q, K, V), args.repeat)
-            t_torch = best_seconds(partial(F.scaled_dot_product_attention, q, k, v), args.repeat)
-            t_numpy = best_seconds(partial(plain_numpy, Q, K, V), args.repeat)
+            runs = [
+                partial(attnlib.attention, Q, K, V),
+                partial(F.scaled_dot_product_attention, q, k, v),
+                partial(plain_numpy, Q, K, V),
+            ]
+            times = [[], [], []]  # attnlib, torch, numpy
+            for _ in range(args.repeat):  # interleaved: a burst of load hits all three alike
+                for run, seconds in zip(runs, times, strict=True):
+                    seconds.append(best_seconds(run, repeat=1))
+            t_ours, t_torch, t_numpy = (min(seconds) for seconds in times)
             worst = max(worst, t_ours / t_torch)
             print(
                 f"{n:>6} {t_ours * 1e3:>11.2f} {t_torch * 1e3:>9.2f} {t_numpy * 1e3:>9.2f} "
