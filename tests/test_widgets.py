@@ -5,7 +5,9 @@ test moves a control the way the front end would and then reads the numbers, the
 HTML panel and the figure bytes.
 """
 
+import json
 import re
+from pathlib import Path
 
 import matplotlib.pyplot as plt
 import numpy as np
@@ -192,3 +194,30 @@ def test_redrawing_replaces_the_figure_instead_of_piling_up(make):
         view.update()
     assert count() == first
     assert len(view.figure.axes) == len(first)
+
+
+# the lessons ------------------------------------------------------------------------------------
+
+ROOT = Path(__file__).resolve().parent.parent
+LESSON_WIDGETS = {
+    "03_scoring": "geometry",
+    "04_scaling": "scaling_explorer",
+    "07_the_whole_formula": "playground",
+}
+
+
+@pytest.mark.parametrize("stem, name", LESSON_WIDGETS.items())
+def test_each_lesson_shows_its_widget_static_then_live_under_try_it_yourself(stem, name):
+    cells = json.loads((ROOT / "notebooks" / f"{stem}.ipynb").read_text())["cells"]
+    source = ["".join(c["source"]) for c in cells]
+    heading = next(i for i, s in enumerate(source) if s.startswith("## Try it yourself"))
+    static = next(i for i, s in enumerate(source) if f"from attnlib.widgets import {name}" in s)
+    live = static + 1
+    assert heading < static, "the widget belongs under the 'Try it yourself' heading"
+    assert ".plot()" in source[static] and source[static].rstrip().endswith("plt.show()")
+    pictures = [o for o in cells[static]["outputs"] if "image/png" in o.get("data", {})]
+    assert pictures, "the static cell stores a figure of the starting state"
+    assert "nbval-ignore-output" not in cells[static]["metadata"].get("tags", [])
+    assert cells[live]["metadata"].get("tags") == ["nbval-ignore-output"]
+    view = re.search(rf"^(\w+) = {name}\(", source[static], re.M).group(1)
+    assert source[live].split()[0] == view, "the live cell shows the view the static cell made"
