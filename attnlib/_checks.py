@@ -47,8 +47,10 @@ def as_array(x, name, where, min_ndim=2, allow_neg_inf=False):
         raise ValueError(
             f"{where}: {name} is empty (shape {arr.shape}); every axis needs at least one entry."
         )
-    arr = arr.astype(np.float64)
-    bad = np.isnan(arr) | (np.isposinf(arr)) | (np.isneginf(arr) & (not allow_neg_inf))
+    arr = np.asarray(arr, dtype=np.float64)  # no copy when it is float64 already
+    if np.isfinite(arr).all():  # one pass in the common case; locate the culprit otherwise
+        return arr
+    bad = np.isnan(arr) | np.isposinf(arr) | (np.isneginf(arr) & (not allow_neg_inf))
     if bad.any():
         index = tuple(int(i) for i in np.argwhere(bad)[0])
         raise ValueError(

@@ -17,14 +17,14 @@ import numpy as np
 from ._checks import as_array, batch_shape, same_size
 
 
-def _block_size(block_size, where):
+def _block_size(block_size, where, name="block_size", of="keys"):
     if (
         isinstance(block_size, bool)
         or not isinstance(block_size, (int, np.integer))
         or block_size < 1
     ):
         raise ValueError(
-            f"{where}: block_size must be a positive whole number of keys, got {block_size!r}."
+            f"{where}: {name} must be a positive whole number of {of}, got {block_size!r}."
         )
     return int(block_size)
 
@@ -70,13 +70,13 @@ def online_softmax(x, block_size=128):
     return np.exp(x - m) / l
 
 
-def blocked_attention(Q, K, V, block_size=128):
+def blocked_attention(Q, K, V, block_size=128, query_block_size=1024):
     """Scaled dot-product attention computed over blocks of keys.
 
-    Gives the same output as ``attnlib.attention(Q, K, V)[0]`` but holds only an
-    (n_q, block_size) slice of the scores at a time, never the (n_q, n_k) matrix,
-    so its memory grows like n, not n^2. The weights are never formed, so only the
-    output is returned. No mask.
+    Gives the same output as ``attnlib.attention(Q, K, V)[0]`` but holds only a
+    (query_block_size, block_size) tile of the scores at a time, never the
+    (n_q, n_k) matrix, so its memory grows like n, not n^2. The weights are never
+    formed, so only the output is returned. No mask.
 
     Parameters
     ----------
@@ -85,6 +85,9 @@ def blocked_attention(Q, K, V, block_size=128):
     V : array_like of shape (..., n_k, d_v)
     block_size : int
         How many keys (and their values) are read at a time.
+    query_block_size : int
+        How many queries are answered at a time. Each block of queries is
+        independent of the others: only the keys need the online softmax.
 
     Returns
     -------
@@ -111,8 +114,19 @@ def blocked_attention(Q, K, V, block_size=128):
     batch = batch_shape(where, Q=Q, V=V)
     batch = np.broadcast_shapes(batch, K.shape[:-2])
     block_size = _block_size(block_size, where)
-    d_k, n_q, n_k, d_v = Q.shape[-1], Q.shape[-2], K.shape[-2], V.shape[-1]
+    query_block_size = _block_size(query_block_size, where, "query_block_size", "queries")
+    n_q, d_v = Q.shape[-2], V.shape[-1]
+    output = np.empty((*batch, n_q, d_v))
+    for start in range(0, n_q, query_block_size):
+        rows = slice(start, start + query_block_size)
+        output[..., rows, :] = _attend_over_key_blocks(Q[..., rows, :], K, V, block_size)
+    return output  # (..., n_q, d_v)
 
+
+def _attend_over_key_blocks(Q, K, V, block_size):
+    """Online softmax over blocks of keys for one block of (checked) queries."""
+    d_k, n_q, n_k, d_v = Q.shape[-1], Q.shape[-2], K.shape[-2], V.shape[-1]
+    batch = np.broadcast_shapes(Q.shape[:-2], K.shape[:-2], V.shape[:-2])
     m = np.full((*batch, n_q, 1), -np.inf)  # running max of each query's scores
     # running sum of exp(score - m), the softmax's denominator so far
     l = np.zeros((*batch, n_q, 1))  # noqa: E741

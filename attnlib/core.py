@@ -113,11 +113,19 @@ def softmax(x, axis=-1):
     x = as_array(x, "x", "softmax", min_ndim=1, allow_neg_inf=True)
     if not -x.ndim <= axis < x.ndim:
         raise ValueError(f"softmax: axis {axis} is out of range for shape {x.shape}.")
-    no_empty_rows(np.moveaxis(x > -np.inf, axis, -1), "softmax", "every score in it is -inf")
+    return _stable_softmax(x, axis)
+
+
+def _stable_softmax(x, axis=-1, in_place=False):
+    """Softmax of checked scores; with ``in_place`` it reuses ``x`` (n x n memory saved)."""
+    top = x.max(axis=axis, keepdims=True)  # (..., 1) along the axis
+    # a row of all -inf has max -inf: it may attend to no key, and exp would give 0 / 0
+    no_empty_rows(np.moveaxis(top > -np.inf, axis, -1), "softmax", "every score in it is -inf")
     # subtract the row max: softmax ignores shifts, and exp overflows past ~709
-    z = x - x.max(axis=axis, keepdims=True)
-    e = np.exp(z)
-    return e / e.sum(axis=axis, keepdims=True)
+    z = np.subtract(x, top, out=x if in_place else None)
+    np.exp(z, out=z)
+    z /= z.sum(axis=axis, keepdims=True)
+    return z
 
 
 def attention_weights(Q, K, mask=None):
@@ -142,14 +150,16 @@ def attention_weights(Q, K, mask=None):
     >>> attention_weights([[1, 0]], [[2, 0], [2, 0]], mask=[[True, False]])
     array([[1., 0.]])
     """
-    S = qk_scores(Q, K)  # (..., n_q, n_k)
+    S = qk_scores(Q, K)  # (..., n_q, n_k); checks Q and K
     d_k = np.shape(Q)[-1]
-    S = scale_scores(S, d_k)
+    # the steps of scale_scores and softmax, on the fresh array S in place: the inputs were
+    # checked once above, and an n x n matrix is the one thing worth not copying
+    S /= np.sqrt(d_k)
     if mask is not None:
         allowed = as_mask(mask, S.shape, "attention_weights")
         no_empty_rows(allowed, "attention_weights")
-        S = np.where(allowed, S, -np.inf)
-    return softmax(S, axis=-1)
+        np.copyto(S, -np.inf, where=~allowed)
+    return _stable_softmax(S, axis=-1, in_place=True)
 
 
 def attention(Q, K, V, mask=None):

@@ -1,6 +1,6 @@
 """Peak memory of full attention against blocked attention at n = 16384, d = 64.
 
-    python benchmarks/blocked_memory.py                 # n = 16384 (needs about 11 GiB free)
+    python benchmarks/blocked_memory.py                 # n = 16384 (needs about 3 GiB free)
     python benchmarks/blocked_memory.py --n 4096        # a quicker look
 
 Each method runs in a fresh subprocess, so one method's freed memory cannot hide the

@@ -191,3 +191,21 @@ def test_block_size_must_be_a_positive_whole_number(block_size):
 def test_online_softmax_errors(x, error, message):
     with pytest.raises(error, match=message):
         attnlib.online_softmax(x)
+
+
+def test_query_blocks_of_any_size_give_the_same_output():
+    rng = np.random.default_rng(11)
+    Q, K, V = rng.normal(size=(7, 4)), rng.normal(size=(5, 4)), rng.normal(size=(5, 2))
+    full = attnlib.attention(Q, K, V)[0]
+    for query_block_size in (1, 2, 3, 7, 100):
+        out = attnlib.blocked_attention(Q, K, V, block_size=2, query_block_size=query_block_size)
+        np.testing.assert_allclose(out, full, rtol=1e-10, atol=1e-12)
+
+
+def test_query_block_size_must_be_a_positive_whole_number():
+    with pytest.raises(
+        ValueError,
+        match=r"^blocked_attention: query_block_size must be a positive whole number of "
+        r"queries, got 0\.$",
+    ):
+        attnlib.blocked_attention(np.ones((3, 4)), np.ones((5, 4)), np.ones((5, 2)), 2, 0)

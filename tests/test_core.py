@@ -125,3 +125,15 @@ def test_softmax_accepts_minus_inf_as_a_masked_key():
 def test_scale_divides_by_the_root_of_d_k():
     np.testing.assert_allclose(attnlib.scale_scores([[8.0]], d_k=16), [[2.0]])
     np.testing.assert_allclose(attnlib.scale_scores([[9.0]], d_k=2), [[9 / np.sqrt(2)]])
+
+
+def test_no_function_changes_its_inputs():
+    rng = np.random.default_rng(5)
+    Q, K, V = random_qkv(rng, 3, 5, 4, 2)
+    S = rng.normal(size=(3, 5))
+    copies = [a.copy() for a in (Q, K, V, S)]
+    attnlib.attention(Q, K, V, mask=np.tril(np.ones((3, 5), dtype=bool)))
+    attnlib.softmax(S)
+    attnlib.scale_scores(S, 4)
+    for before, after in zip(copies, (Q, K, V, S), strict=True):
+        np.testing.assert_array_equal(before, after)
