@@ -90,7 +90,7 @@ def scale_scores(S, d_k):
 
 
 def softmax(x, axis=-1):
-    """Turn each row of scores into weights that are positive and sum to 1.
+    """Normalise scores to weights: along the axis, every entry positive, summing to 1.
 
     Parameters
     ----------

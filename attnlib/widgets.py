@@ -5,7 +5,7 @@
 - ``geometry()``: move birds' query in the plane (d_k = 2); its dot product with
   each key, its weights and its output follow.
 - ``scaling_explorer()``: pick d_k; random dot products spread out as sqrt(d_k),
-  and softmax picks one winner unless the scores are divided by sqrt(d_k).
+  and softmax picks one winner unless each score is first shrunk by sqrt(d_k).
 
 Each returns a view object: ``view.widget`` is the widget tree (a notebook cell
 that ends with ``view`` shows it), ``view.update()`` recomputes, and the numbers

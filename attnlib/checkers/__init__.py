@@ -64,7 +64,7 @@ def self_attention_with(
     q_from, k_from : {"Q", "K"}
         Which weight matrix, W_Q or W_K, makes the queries and which the keys.
     divisor : {"d_k", "d_model", "d_v", "none", "d_k itself", "times"}
-        What the scores are divided by: sqrt(d_k) (right), the root of the wrong width,
+        The divisor applied to the scores: sqrt(d_k) (right), the root of the wrong width,
         1, d_k without the root, or 1 / sqrt(d_k) (multiplied instead of divided).
     normalise : callable
         Turns the divided scores into weights, e.g. :func:`naive_softmax`.
