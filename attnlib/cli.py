@@ -204,7 +204,9 @@ def cmd_check(args):
     counts = summarize(rows)
     all_passed = bool(rows) and counts["passed"] == len(rows)
     if args.json:
-        print(json.dumps({"rows": rows, "summary": counts, "all_passed": all_passed}, indent=1))
+        folders = {folder: summarize(r) for folder, r in by_folder(rows).items()}
+        report = {"rows": rows, "summary": counts, "by_folder": folders, "all_passed": all_passed}
+        print(json.dumps(report, indent=1))
         return 0 if all_passed else 1
     table = [("notebook", "exercise", "status")] + [
         (r["notebook"], r["exercise"], _status_text(r)) for r in rows
@@ -217,13 +219,37 @@ def cmd_check(args):
     for r in rows:
         if r["status"] == "error" or (r["status"] == "wrong" and not r["mistake"]):
             print(f"{r['notebook']} {r['exercise']}: {r['message']}")
-    print(
-        f"{_plural(counts['total'], 'exercise')} in {_plural(len(paths), 'notebook')}: "
-        f"{counts['passed']} passed, "
-        f"{counts['wrong']} wrong, {counts['not attempted']} not attempted, "
-        f"{counts['error']} errors"
-    )
+    folders = by_folder(rows)
+    if len(folders) > 1:  # a class: one line per student's folder
+        print()
+        for folder, folder_rows in folders.items():
+            print(f"{folder}: {_summary_line(summarize(folder_rows), folder_rows)}")
+    print(f"{_plural(counts['total'], 'exercise')} in {_plural(len(paths), 'notebook')}: "
+          f"{_counts_text(counts)}")  # fmt: skip
     return 0 if all_passed else 1
+
+
+def by_folder(rows):
+    """Rows grouped by the folder their notebook is in (one folder per student)."""
+    folders = {}
+    for r in rows:
+        folders.setdefault(str(Path(r["notebook"]).parent), []).append(r)
+    return folders
+
+
+def _counts_text(counts):
+    return (
+        f"{counts['passed']} passed, {counts['wrong']} wrong, "
+        f"{counts['not attempted']} not attempted, {counts['error']} errors"
+    )
+
+
+def _summary_line(counts, rows):
+    n_notebooks = len({r["notebook"] for r in rows})
+    return (
+        f"{counts['passed']} of {_plural(counts['total'], 'exercise')} passed in "
+        f"{_plural(n_notebooks, 'notebook')} ({_counts_text(counts)})"
+    )
 
 
 def build_parser():

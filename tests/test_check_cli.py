@@ -147,3 +147,19 @@ def test_in_a_kernel_the_line_shows_once_and_carries_its_record(tmp_path):
     assert [o.data["text/plain"] for o in again] == ["✓ scores: correct."]
     assert METADATA_KEY not in again[0].metadata
     assert [o.data["text/plain"] for o in third][1] == "'transposed'"
+
+
+def test_a_class_gets_one_summary_line_per_student_folder(tmp_path, capsys):
+    for student, answer in (("alice", "Q @ K.T"), ("bob", "K @ Q.T")):
+        (tmp_path / student).mkdir()
+        write_notebook(tmp_path / student / "03_scoring.ipynb", f'check("scores", {answer})')
+    assert main(["check", str(tmp_path / "alice"), str(tmp_path / "bob")]) == 1
+    lines = capsys.readouterr().out.splitlines()
+    assert f"{tmp_path / 'alice'}: 1 of 1 exercise passed in 1 notebook " in lines[-3]
+    assert f"{tmp_path / 'bob'}: 0 of 1 exercise passed in 1 notebook " in lines[-2]
+    assert lines[-2].endswith("(0 passed, 1 wrong, 0 not attempted, 0 errors)")
+    assert lines[-1] == "2 exercises in 2 notebooks: 1 passed, 1 wrong, 0 not attempted, 0 errors"
+    assert main(["check", "--json", str(tmp_path / "alice"), str(tmp_path / "bob")]) == 1
+    report = json.loads(capsys.readouterr().out)
+    assert report["by_folder"][str(tmp_path / "bob")]["wrong"] == 1
+    assert report["by_folder"][str(tmp_path / "alice")]["passed"] == 1
