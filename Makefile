@@ -8,7 +8,12 @@ ROOT_FLAG := $(if $(filter 0,$(shell id -u)),--allow-root,)
 LAB_ARGS ?=
 NOTEBOOKS = $(wildcard notebooks/*.ipynb solutions/*.ipynb)
 
-.PHONY: lab test lint notebooks clean
+.PHONY: help lab test lint notebooks clean
+.DEFAULT_GOAL := help
+
+## help: list the commands (`make lab` to learn, `make test` to check everything)
+help:
+	@sed -n 's/^## //p' $(MAKEFILE_LIST)
 
 # The install step also turns off JupyterLab's news and update pop-ups, so lesson 00 opens clean
 # and nothing is fetched from the network.
@@ -53,7 +58,7 @@ exercises: $(STAMP)
 	$(BIN)/attnlib exercises
 
 ## test-browser: the lessons' widgets in JupyterLab, driven by Debian's Chromium with Playwright
-## (needs /usr/bin/chromium: `apt-get install chromium`; never a browser download)
+##      (needs /usr/bin/chromium: `apt-get install chromium`; never a browser download)
 BROWSER_STAMP := $(VENV)/.installed-browser
 $(BROWSER_STAMP): $(STAMP) pyproject.toml
 	$(BIN)/python -m pip install --quiet -e '.[test,browser]'
