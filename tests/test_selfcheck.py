@@ -79,7 +79,8 @@ def test_checker_accepts_equivalent_forms(exercise_id, answer):
 
 ARRAY_MISTAKES = [
     ("qkv", (K, Q, V), "swapped_qk"),
-    ("qkv", (Q.T, K, V), "transposed"),
+    ("qkv", (Q.T, K, V), "tokens_as_columns"),  # lesson 02: a projection, not the scores
+    ("qkv", (Q, K, V.T), "tokens_as_columns"),
     ("scores", S.T, "transposed"),
     ("scaled_scores", S, "unscaled"),
     ("scaled_scores", S / d_k, "divided_by_d_k"),

@@ -9,8 +9,11 @@ import numpy as np
 
 from .. import example as ex
 from ..core import attention_weights, project, qk_scores, scale_scores, softmax
-from ..selfcheck import check_array, check_function, check_tuple, exercise
+from ..selfcheck import add_mistake, check_array, check_function, check_tuple, exercise
 from . import naive_softmax
+from .lesson_01 import TOKENS_AS_COLUMNS
+
+add_mistake("tokens_as_columns", TOKENS_AS_COLUMNS)  # a projection with tokens in columns
 
 # ---- the worked example, computed (never typed) --------------------------------------------
 Q, K, V = project(ex.X, ex.W_Q), project(ex.X, ex.W_K), project(ex.X, ex.W_V)  # (3, 2) each
@@ -50,9 +53,10 @@ def _qkv(answer):
         answer,
         (Q, K, V),
         mistakes={
-            0: {"swapped_qk": K, "transposed": Q.T},
-            1: {"swapped_qk": Q, "transposed": K.T},
-            2: {"transposed": V.T},
+            # a transposed projection puts tokens in columns (lesson 02: no scores yet)
+            0: {"swapped_qk": K, "tokens_as_columns": Q.T},
+            1: {"swapped_qk": Q, "tokens_as_columns": K.T},
+            2: {"tokens_as_columns": V.T},
         },
         names=("Q", "K", "V"),
     )
