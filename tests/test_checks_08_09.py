@@ -108,7 +108,7 @@ def _mistake_cases():
         ("sqrt_variance", (72, 72), "unscaled"),
         ("sqrt_predict_saturation", "stays", "saturation"),
         ("sqrt_predict_saturation", "falls", "saturation"),
-        ("mask_causal", np.triu(np.ones((4, 4))), "transposed"),
+        ("mask_causal", np.triu(np.ones((4, 4))), "causal_sees_future"),
         ("mask_causal", np.tril(np.ones((4, 4)), k=-1), "causal_excludes_self"),
         ("mask_causal", ~L9.CAUSAL_4, "inverted_mask"),
         ("mask_predict_empty_row", "zeros", "empty_row"),

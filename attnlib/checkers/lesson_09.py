@@ -24,6 +24,11 @@ add_mistake(
     "where the mask is False.",
 )
 add_mistake(
+    "causal_sees_future",
+    "the triangle is flipped: row i is query i, and it may see key j only when j <= i (keys "
+    "written at or before it), so the 1s fill the lower triangle, not the upper one.",
+)
+add_mistake(
     "causal_excludes_self",
     "a query may always see its own position: the causal mask keeps the diagonal (key j <= i).",
 )
@@ -71,7 +76,7 @@ def _mask_causal(answer):
         answer,
         CAUSAL_4,
         mistakes={
-            "transposed": CAUSAL_4.T,
+            "causal_sees_future": CAUSAL_4.T,  # the upper triangle
             "causal_excludes_self": np.tril(np.ones((4, 4), dtype=bool), k=-1),
             "inverted_mask": ~CAUSAL_4,
         },
