@@ -395,3 +395,26 @@ def test_expected_answers_come_from_attnlib_core():
     )
     np.testing.assert_allclose(lesson_02.Q, Q)
     np.testing.assert_array_equal(lesson_01.VECTORS["eat"], ex.X[1])
+
+
+# The names each exercise notebook defines before the cell that checks the id (exercises
+# 03-06), and the name the answer goes in.
+EXERCISE_NAMESPACE = {
+    "scores": ({"Q": Q, "K": K}, "S"),
+    "scaled_scores": ({"S": S, "d_k": d_k}, "scaled_scores"),
+    # exercise 05 has scaled_scores and the learner's own softmax(x), which takes no axis
+    "weights": ({"scaled_scores": scale_scores(S, d_k), "softmax": softmax_rows}, "weights"),
+    "output": ({"weights": A, "V": V}, "output"),
+}
+
+
+@pytest.mark.parametrize("exercise_id", sorted(EXERCISE_NAMESPACE))
+def test_solution_code_runs_in_its_exercise_and_passes(exercise_id, capsys):
+    # a learner may paste the shown solution into the exercise cell: it must run there
+    names, answer_name = EXERCISE_NAMESPACE[exercise_id]
+    solution(exercise_id)
+    lines = capsys.readouterr().out.splitlines()[1:]  # after "solution for <id>:"
+    code = "\n".join(line for line in lines if not line.lstrip().startswith("["))  # no arrays
+    namespace = {"np": np, **names}
+    exec(code, namespace)
+    assert check(exercise_id, namespace[answer_name], quiet=True).passed

@@ -79,9 +79,9 @@ def _scores(answer):
     hints=[
         "Divide every score by the same number.",
         f"That number is sqrt(d_k); here d_k = {d_k}, the width of a key.",
-        "scaled = S / np.sqrt(d_k)",
+        "scaled_scores = S / np.sqrt(d_k)",
     ],
-    solution=lambda: f"scaled = S / np.sqrt(d_k)\n{scale_scores(S, d_k)}",
+    solution=lambda: f"scaled_scores = S / np.sqrt(d_k)\n{scale_scores(S, d_k)}",
 )
 def _scaled_scores(answer):
     return check_array(
@@ -105,7 +105,9 @@ def _scaled_scores(answer):
         "Each row of the weights is positive and sums to 1.",
         "weights = softmax(S / np.sqrt(d_k)) along the last axis.",
     ],
-    solution=lambda: f"weights = softmax(S / np.sqrt(d_k), axis=-1)\n{A}",
+    solution=lambda: (
+        f"weights = softmax(scaled_scores)  # scaled_scores = S / np.sqrt(d_k), rows sum to 1\n{A}"
+    ),
 )
 def _weights(answer):
     return check_array(answer, A, mistakes=_weights_variants(), decimals=3)
