@@ -67,8 +67,9 @@ CAUSAL_4 = causal_mask(4)
         "It is the lower triangle, diagonal included.",
     ],
     solution=lambda: (
-        f"mask = [[1, 0, 0, 0], [1, 1, 0, 0], [1, 1, 1, 0], [1, 1, 1, 1]]\n"
-        f"# the same as attnlib.causal_mask(4):\n{CAUSAL_4.astype(int)}"
+        "mask = [[1, 0, 0, 0], [1, 1, 0, 0], [1, 1, 1, 0], [1, 1, 1, 1]]\n"
+        "# the same as attnlib.causal_mask(4):\n"
+        + "\n".join("# " + line for line in str(CAUSAL_4.astype(int)).splitlines())
     ),
 )
 def _mask_causal(answer):
@@ -99,9 +100,10 @@ WEIGHTS_CAUSAL = attention(Q, K, V, mask=CAUSAL_3)[1]
         "weights = softmax(np.where(mask, S / np.sqrt(d_k), -np.inf)) along the last axis.",
     ],
     solution=lambda: (
-        "S_masked = np.where(mask, S / np.sqrt(d_k), -np.inf)\n"
+        "S_masked = np.where(causal, Q @ K.T / np.sqrt(d_k), -np.inf)  # hide before softmax\n"
         "weights = np.exp(S_masked - S_masked.max(axis=-1, keepdims=True))\n"
-        f"weights = weights / weights.sum(axis=-1, keepdims=True)\n{WEIGHTS_CAUSAL}"
+        "weights = weights / weights.sum(axis=-1, keepdims=True)\n"
+        + "\n".join("# " + line for line in str(WEIGHTS_CAUSAL.round(3)).splitlines())
     ),
 )
 def _mask_weights(answer):

@@ -64,7 +64,7 @@ MATRIX_BYTES = np.zeros((N_MIB, N_MIB), dtype=np.float64).nbytes  # n * n * 8
         "n x n entries, 8 bytes each for float64.",
         "mib = 4096 * 4096 * 8 / 2**20",
     ],
-    solution=lambda: f"mib = 4096 * 4096 * 8 / 2**20\n{MATRIX_BYTES / 2**20:g}",
+    solution=lambda: f"mib = 4096 * 4096 * 8 / 2**20  # = {MATRIX_BYTES / 2**20:g}",
 )
 def _cost_matrix_mib(answer):
     return check_array(
@@ -132,7 +132,7 @@ _NEW_PART = float(np.exp(BLOCK_2 - M_NEW).sum())
     solution=lambda: (
         "m_new = max(m_old, 3.0, 0.5)\n"
         "l_new = l_old * np.exp(m_old - m_new) + np.exp(3.0 - m_new) + np.exp(0.5 - m_new)\n"
-        f"m_new = {M_NEW:g}, l_new = {L_NEW:.4f}"
+        f"# m_new = {M_NEW:g}, l_new = {L_NEW:.4f}"
     ),
 )
 def _online_rescale(answer):

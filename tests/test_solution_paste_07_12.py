@@ -1,0 +1,44 @@
+"""solution("id") for exercises 07-12 shows code a learner can paste into the exercise cell:
+run it with the names the notebook defines above that cell, and the check must pass."""
+
+import contextlib
+import io
+import re
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from attnlib.selfcheck import check, solution
+
+ROOT = Path(__file__).resolve().parents[1]
+CHECK_LINE = re.compile(r'^check\("(\w+)", (.+)\)$', re.MULTILINE)
+
+
+def _cases():
+    for path in sorted(ROOT.glob("solutions/[01][0-9]_*.ipynb")):
+        if not "07" <= path.name[:2] <= "12":
+            continue
+        cells = [c.source for c in nbformat.read(path, 4).cells if c.cell_type == "code"]
+        for index, source in enumerate(cells):
+            for exercise_id, answer in CHECK_LINE.findall(source):
+                yield pytest.param(path, index, exercise_id, answer, id=exercise_id)
+
+
+@pytest.mark.parametrize(("path", "index", "exercise_id", "answer"), list(_cases()))
+def test_shown_solution_runs_in_its_exercise(path, index, exercise_id, answer):
+    cells = [c.source for c in nbformat.read(path, 4).cells if c.cell_type == "code"]
+    namespace = {}
+    with contextlib.redirect_stdout(io.StringIO()) as shown:
+        for source in cells[:index]:  # what the notebook defines above the exercise cell
+            exec(source, namespace)
+        shown.truncate(0)
+        shown.seek(0)
+        solution(exercise_id)
+    code = shown.getvalue().split("\n", 1)[1]  # after "solution for <id>:"
+    exec(code, namespace)  # a NameError or SyntaxError here is a solution a learner can't paste
+    assert check(exercise_id, eval(answer, namespace), quiet=True).passed
+
+
+def test_every_exercise_07_12_is_covered():
+    assert len(list(_cases())) == 24
