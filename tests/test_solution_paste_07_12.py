@@ -42,3 +42,13 @@ def test_shown_solution_runs_in_its_exercise(path, index, exercise_id, answer):
 
 def test_every_exercise_07_12_is_covered():
     assert len(list(_cases())) == 24
+
+
+def test_mask_weights_hint_uses_the_names_exercise_09_defines(capsys):
+    # exercise 09 defines causal, Q, K and d_k above the cell (no mask, no S)
+    from attnlib.selfcheck import hint
+
+    for _ in range(3):
+        hint("mask_weights")
+    last = capsys.readouterr().out.splitlines()[-1]
+    assert "np.where(causal, Q @ K.T / np.sqrt(d_k)" in last

@@ -97,7 +97,7 @@ WEIGHTS_CAUSAL = attention(Q, K, V, mask=CAUSAL_3)[1]
     hints=[
         "Scale the scores, then put -inf where the mask is False, then softmax each row.",
         "birds' row can only see birds, so it is (1, 0, 0); seeds' row is unchanged.",
-        "weights = softmax(np.where(mask, S / np.sqrt(d_k), -np.inf)) along the last axis.",
+        "weights = softmax(np.where(causal, Q @ K.T / np.sqrt(d_k), -np.inf)) along the last axis.",
     ],
     solution=lambda: (
         "S_masked = np.where(causal, Q @ K.T / np.sqrt(d_k), -np.inf)  # hide before softmax\n"
