@@ -141,8 +141,20 @@ def mixed_axis_softmax(x):
     return e / e.sum(axis=0)
 
 
+def no_keepdims_softmax(x):
+    e = np.exp(x - x.max(axis=-1, keepdims=True))
+    return e / e.sum(axis=-1)  # runs only when the scores are square, and wrongly
+
+
+def global_max_softmax(x):
+    e = np.exp(x - x.max())  # one shift for the whole table
+    return e / e.sum(axis=-1, keepdims=True)
+
+
 FUNCTION_MISTAKES = [
     ("softmax", naive_softmax, "overflow"),
+    ("softmax", no_keepdims_softmax, "no_keepdims"),
+    ("softmax", global_max_softmax, "global_max"),
     ("softmax", column_softmax, "wrong_axis"),
     ("softmax", mixed_axis_softmax, "wrong_axis"),
     ("attention", lambda Q, K, V: softmax_rows(Q @ K.T) @ V, "unscaled"),

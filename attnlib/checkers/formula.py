@@ -132,7 +132,37 @@ _rng = np.random.default_rng(0)
 _X35 = _rng.normal(size=(3, 5)) * 2  # n_q = 3 rows, n_k = 5 columns
 _ROW = np.array([1.0, 2.0, 0.5, -1.0])  # a single row
 _BIG = 1000 + _rng.normal(size=(3, 5)) * 5  # scores around 1e3: a naive exp overflows
-SOFTMAX_CASES = [(_X35,), (_ROW,), (_BIG,)]
+_SQUARE = np.array([[0.5, 2.0, -1.0], [3.0, 0.0, 1.0], [-2.0, 1.5, 0.5]])  # no keepdims: runs
+# rows 2000 apart: one shift for the whole table underflows the last row to 0 / 0
+_FAR = np.array([[1000.0, 999.0, 1001.0, 998.0, 990.0], [0.0, 1.0, 2.0, 3.0, 4.0]])
+_FAR = np.concatenate([_FAR, -_FAR[:1]])  # (3, 5)
+SOFTMAX_CASES = [(_X35,), (_ROW,), (_BIG,), (_SQUARE,), (_FAR,)]
+
+add_mistake(
+    "no_keepdims",
+    "a row's max and sum must stay columns, shape (n_q, 1): use keepdims=True, or numpy lines "
+    "them up with the columns (square scores) or refuses to (n_q != n_k).",
+)
+add_mistake(
+    "global_max",
+    "subtract each row's own max, not the largest score in the whole table: a row far below it "
+    "underflows to exp(...) = 0 everywhere and gives 0 / 0.",
+)
+
+
+def _no_keepdims_sum(x):
+    e = np.exp(x - x.max(axis=-1, keepdims=True))
+    return e / e.sum(axis=-1)  # (n_q, n_k) / (n_q,): divides column j by row j's sum
+
+
+def _no_keepdims(x):
+    e = np.exp(x - x.max(axis=-1))  # (n_q, n_k) - (n_q,): column j shifted by row j's max
+    return e / e.sum(axis=-1)
+
+
+def _global_max(x):
+    e = np.exp(x - x.max())  # one shift for every row
+    return e / e.sum(axis=-1, keepdims=True)
 
 
 def _mixed_axis_softmax(x):
@@ -162,6 +192,9 @@ def _softmax(answer):
         mistakes=[
             ("wrong_axis", lambda x: softmax(x, axis=0)),
             ("wrong_axis", _mixed_axis_softmax),
+            ("no_keepdims", _no_keepdims_sum),
+            ("no_keepdims", _no_keepdims),
+            ("global_max", _global_max),  # before overflow: both leave nan in the result
             ("overflow", naive_softmax),
         ],
         arg_names=("x",),
