@@ -373,24 +373,9 @@ class ScalingExplorer(_View):
         cols = [f"k {j + 1}" for j in range(self.n_keys)]
         shown = slice(0, self.n_shown)
         plot.heatmap(self.scores[shown], rows, cols, ax=axes[0], title="scores S", decimals=1)
-        plot.heatmap(
-            self.weights_unscaled[shown],
-            rows,
-            cols,
-            ax=axes[1],
-            title="softmax(S)",
-            vmin=0.0,
-            vmax=1.0,
-        )
-        plot.heatmap(
-            self.weights_scaled[shown],
-            rows,
-            cols,
-            ax=axes[2],
-            title="softmax(S / √d_k)",
-            vmin=0.0,
-            vmax=1.0,
-        )
+        both = ((self.weights_unscaled, "softmax(S)"), (self.weights_scaled, "softmax(S / √d_k)"))
+        for ax, (weights, title) in zip(axes[1:], both, strict=True):
+            plot.heatmap(weights[shown], rows, cols, ax=ax, title=title, vmin=0.0, vmax=1.0)
 
 
 def playground():
