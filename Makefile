@@ -52,6 +52,11 @@ notebooks: $(STAMP)
 clean:
 	rm -rf $(VENV) *.egg-info
 
+## progress: run your exercise notebooks (unchanged) and list each exercise's status
+.PHONY: progress
+progress: $(STAMP)
+	$(BIN)/attnlib check exercises/
+
 ## exercises: regenerate exercises/ from solutions/ (exercises/ is never edited by hand)
 .PHONY: exercises
 exercises: $(STAMP)
