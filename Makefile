@@ -55,7 +55,7 @@ clean:
 ## progress: run your exercise notebooks (unchanged) and list each exercise's status
 .PHONY: progress
 progress: $(STAMP)
-	$(BIN)/attnlib check exercises/
+	@$(BIN)/attnlib check exercises/ || true  # not done yet is not a failure here
 
 ## exercises: regenerate exercises/ from solutions/ (exercises/ is never edited by hand)
 .PHONY: exercises
