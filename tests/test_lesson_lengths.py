@@ -54,7 +54,7 @@ def test_the_entries_being_trimmed_are_lessons():
         ("call `attnlib.softmax(S_scaled)` now", 2),  # nor a code span
         ("```\nmake lab\n```\nrun it", 2),  # nor a fenced block
         ("| lesson | minutes |\n|---|---|\n| 05 | 26 |", 4),  # rules and bars are not words
-        ("- a bullet · and a dot", 5)  # the bullet and the dot are not,
+        ("- a bullet · and a dot", 5),  # the bullet and the dot are not words
     ],
 )
 def test_prose_words_follows_the_rule(markdown, words):
