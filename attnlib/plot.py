@@ -236,21 +236,56 @@ def blend(V, output, v_labels, out_labels, weights=None, ax=None, title=None):
                 f"got {weights.shape}."
             )
     ax = _axes(ax, size=(4.6, 4.6))
+    points = np.vstack([V, output])  # (n_k + n_q, 2), what a label must not cover
+    centre = V.mean(axis=0)
     for v, label in zip(V, v_labels, strict=False):
         ax.scatter(*v, s=80, marker="s", color="grey")
-        ax.text(v[0], v[1], f"  v: {label}", color="dimgrey", va="center")
+        outward = v - centre  # outputs lie inside the values' hull: label the values outside it
+        _label_at(ax, v, f"  v: {label}", np.arctan2(outward[1], outward[0]), "dimgrey")
     for i, (o, label) in enumerate(zip(output, out_labels, strict=False)):
         colour = COLOURS[i % len(COLOURS)]
         if weights is not None:
             for v, w in zip(V, weights[i], strict=True):
                 ax.plot([o[0], v[0]], [o[1], v[1]], color=colour, lw=0.5 + 5 * w, alpha=0.5)
         ax.scatter(*o, s=60, color=colour, zorder=3)
-        ax.text(o[0], o[1], f"  out: {label}", color=colour, va="bottom")
-    both = np.vstack([V, output])
-    lo, hi = both.min(axis=0) - 0.7, both.max(axis=0) + 0.7
-    ax.set_xlim(lo[0], hi[0] + 1.0)  # room for the labels on the right
+        _label_at(ax, o, f"  out: {label}", _free_direction(o, points), colour)
+    lo, hi = points.min(axis=0) - 1.0, points.max(axis=0) + 1.0  # room for labels all round
+    ax.set_xlim(lo[0], hi[0])
     ax.set_ylim(lo[1], hi[1])
     return _frame_the_plane(ax, title, through_origin=False)
+
+
+def _free_direction(p, points):
+    """The angle (radians) from p that lies furthest from the directions to the other points.
+
+    The lines of a blend run from each output to every value, so the widest gap between
+    the directions to the other points is where a label crosses no line and no point.
+    """
+    others = points[np.linalg.norm(points - p, axis=1) > 1e-9] - p  # (m, 2)
+    if len(others) == 0:
+        return 0.0
+    angles = np.sort(np.arctan2(others[:, 1], others[:, 0]))  # (m,)
+    gaps = np.diff(np.append(angles, angles[0] + 2 * np.pi))  # gap after each direction
+    k = int(np.argmax(gaps))
+    return float(angles[k] + gaps[k] / 2)
+
+
+def _label_at(ax, p, text, angle, colour):
+    """Write text beside point p, 9 points away in the direction angle, aligned away from p."""
+    c, s = np.cos(angle), np.sin(angle)
+    ha = "left" if c > 0.4 else "right" if c < -0.4 else "center"
+    va = "bottom" if s > 0.4 else "top" if s < -0.4 else "center"
+    ax.annotate(
+        text,
+        p,
+        xytext=(9 * c, 9 * s),
+        textcoords="offset points",
+        ha=ha,
+        va=va,
+        color=colour,
+        zorder=4,
+        bbox={"boxstyle": "round,pad=0.1", "fc": "white", "ec": "none", "alpha": 0.8},
+    )
 
 
 def alignment(q, K, q_label, k_labels, ax=None, title=None, decimals=0):

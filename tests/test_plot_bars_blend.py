@@ -48,3 +48,23 @@ def test_blend_rejects_values_that_are_not_in_the_plane():
 def test_blend_rejects_weights_of_the_wrong_shape():
     with pytest.raises(ValueError, match=r"weights must have shape \(n_q, n_k\) = \(3, 5\)"):
         plot.blend(np.ones((5, 2)), np.ones((3, 2)), KEYS, "abc", weights=np.ones((5, 3)))
+
+
+def test_blend_labels_cover_no_point_and_no_other_label():
+    # lesson 06's figure: the worked example's values, outputs and weights
+    V = np.array([[0.0, 4.0], [4.0, 2.0], [2.0, 4.0]])  # (n_k, d_v)
+    scores = np.array([[3.0, 9.0, 6.0], [6.0, 4.0, 5.0], [6.0, 8.0, 7.0]]) / np.sqrt(2)
+    weights = np.exp(scores) / np.exp(scores).sum(axis=-1, keepdims=True)  # (n_q, n_k)
+    output = weights @ V  # (n_q, d_v)
+    ax = plot.blend(
+        V, output, ["birds", "eat", "seeds"], ["birds", "eat", "seeds"], weights=weights
+    )
+    renderer = ax.figure.canvas.get_renderer()
+    boxes = [t.get_window_extent(renderer) for t in ax.texts]
+    points = ax.transData.transform(np.vstack([V, output]))  # (6, 2) in pixels
+    for text, box in zip(ax.texts, boxes, strict=True):
+        assert not any(box.contains(x, y) for x, y in points), f"{text.get_text()!r} covers a point"
+    for i in range(len(boxes)):
+        for j in range(i):
+            assert not boxes[i].overlaps(boxes[j]), (ax.texts[i].get_text(), ax.texts[j].get_text())
+    plt.close("all")
