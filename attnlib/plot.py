@@ -249,7 +249,8 @@ def blend(V, output, v_labels, out_labels, weights=None, ax=None, title=None):
                 ax.plot([o[0], v[0]], [o[1], v[1]], color=colour, lw=0.5 + 5 * w, alpha=0.5)
         ax.scatter(*o, s=60, color=colour, zorder=3)
         _label_at(ax, o, f"  out: {label}", _free_direction(o, points), colour)
-    lo, hi = points.min(axis=0) - 1.0, points.max(axis=0) + 1.0  # room for labels all round
+    pad = np.array([1.4, 0.8])  # room for a label beside a point: wider than it is tall
+    lo, hi = points.min(axis=0) - pad, points.max(axis=0) + pad
     ax.set_xlim(lo[0], hi[0])
     ax.set_ylim(lo[1], hi[1])
     return _frame_the_plane(ax, title, through_origin=False)
