@@ -53,7 +53,7 @@ def test_wrong_ndim(call, message):
 @pytest.mark.parametrize(
     "args, message",
     [
-        ((np.ones((0, 4)), K, V), r"^qk_scores: Q is empty \(shape \(0, 4\)\)"),
+        ((np.ones((0, 4)), K, V), r"^attention: Q is empty \(shape \(0, 4\)\)"),
         ((Q, np.ones((0, 4)), np.ones((0, 2))), r"^attention: K is empty \(shape \(0, 4\)\)"),
         ((Q, K, np.ones((5, 0))), r"^attention: V is empty \(shape \(5, 0\)\)"),
     ],
@@ -68,7 +68,7 @@ def test_nan_and_inf_in_inputs_are_located(bad):
     Q_bad = Q.copy()
     Q_bad[2, 1] = bad
     with pytest.raises(
-        ValueError, match=re.escape(f"qk_scores: Q must be finite, but Q[2, 1] is {bad}.")
+        ValueError, match=re.escape(f"attention: Q must be finite, but Q[2, 1] is {bad}.")
     ):
         attnlib.attention(Q_bad, K, V)
 
@@ -81,7 +81,7 @@ def test_nan_in_scores_is_refused_by_softmax():
 @pytest.mark.parametrize(
     "bad, kind",
     [(None, r"got None"), (..., r"got Ellipsis"), ("abc", r"got str with dtype <U3"),
-     ([["a", "b"]], r"got list with dtype <U1"), ([[True, False]], r"got list with dtype bool")],
+     ([["a", "b"]], r"got list with dtype <U1"), ([[1j, 2]], r"got list with dtype complex128")],
 )  # fmt: skip
 def test_non_numeric_input_is_a_type_error(bad, kind):
     with pytest.raises(TypeError, match=r"^qk_scores: Q must .*" + kind):
@@ -96,7 +96,7 @@ def test_ragged_rows():
 def test_mask_of_the_wrong_shape():
     with pytest.raises(
         ValueError,
-        match=r"^attention_weights: mask of shape \(5, 3\) does not broadcast to the scores' "
+        match=r"^attention: mask of shape \(5, 3\) does not broadcast to the scores' "
         r"shape \(3, 5\) \(\.\.\., n_q, n_k\)\.$",
     ):
         attnlib.attention(Q, K, V, mask=np.ones((5, 3), dtype=bool))
@@ -106,7 +106,7 @@ def test_mask_of_the_wrong_shape():
 def test_mask_of_the_wrong_dtype(mask):
     with pytest.raises(
         TypeError,
-        match=r"^attention_weights: mask must be boolean \(True = the query may attend to the key\), got dtype",
+        match=r"^attention: mask must be boolean \(True = the query may attend to the key\), got dtype",
     ):
         attnlib.attention(Q, K, V, mask=mask)
 
@@ -116,7 +116,7 @@ def test_fully_masked_row_is_named_not_nan():
     mask[2] = False
     with pytest.raises(
         ValueError,
-        match=r"^attention_weights: query row 2 may attend to no key \(its mask row is all False\)\.$",
+        match=r"^attention: query row 2 may attend to no key \(its mask row is all False\)\.$",
     ):
         attnlib.attention(Q, K, V, mask=mask)
 
@@ -126,7 +126,7 @@ def test_fully_masked_row_in_a_batch_names_the_batch():
     mask[1, 0] = False
     Q2 = np.stack([Q, Q])  # (batch, n_q, d_k)
     with pytest.raises(
-        ValueError, match=r"^attention_weights: query row 0 in batch \(1,\) may attend to no key"
+        ValueError, match=r"^attention: query row 0 in batch \(1,\) may attend to no key"
     ):
         attnlib.attention(Q2, K, V, mask=mask)
 
@@ -146,10 +146,12 @@ def test_batch_axes_that_do_not_broadcast():
         attnlib.qk_scores(np.ones((2, 3, 4)), np.ones((3, 5, 4)))
 
 
-@pytest.mark.parametrize("d_k", [0, -2, 2.5, True, "2"])
-def test_scale_needs_a_positive_whole_d_k(d_k):
+@pytest.mark.parametrize(
+    "d_k, error", [(0, ValueError), (-2, ValueError), (2.5, TypeError), (True, TypeError), ("2", TypeError)]
+)
+def test_scale_needs_a_positive_whole_d_k(d_k, error):
     with pytest.raises(
-        ValueError, match=r"^scale_scores: d_k must be a positive whole number, got"
+        error, match=r"^scale_scores: d_k must be a positive whole number, got " + re.escape(repr(d_k))
     ):
         attnlib.scale_scores([[1.0]], d_k)
 

@@ -135,12 +135,12 @@ def test_attention_backward_with_torch_autograd(qkv):
         (
             dict(Q=np.ones((N_Q, 3))),
             ValueError,
-            r"qk_scores: d_k must match, but Q has 3 and K has 4",
+            r"^attention_backward: d_k must match, but Q has 3 and K has 4",
         ),
         (
             dict(V=np.ones((4, D_V))),
             ValueError,
-            r"attention: n_k must match, but K has 5 rows and V has 4",
+            r"^attention_backward: n_k must match, but K has 5 rows and V has 4",
         ),
         (
             dict(dOutput=np.ones((3, N_Q, D_V))),

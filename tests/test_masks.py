@@ -58,10 +58,11 @@ def test_causal_mask_more_queries_than_keys_sees_every_key_late():
 @pytest.mark.parametrize(
     ("args", "error", "message"),
     [
-        ((0,), ValueError, r"causal_mask: n_q must be at least 1, got 0\."),
-        ((3, 0), ValueError, r"causal_mask: n_k must be at least 1, got 0\."),
-        ((2.5,), TypeError, r"causal_mask: n_q must be a whole number, got 2\.5\."),
-        ((3, True), TypeError, r"causal_mask: n_k must be a whole number, got True\."),
+        ((0,), ValueError, r"^causal_mask: n_q must be a positive whole number, got 0\.$"),
+        ((3, 0), ValueError, r"^causal_mask: n_k must be a positive whole number, got 0\.$"),
+        ((2.5,), TypeError, r"^causal_mask: n_q must be a positive whole number, got 2\.5\.$"),
+        ((2.0,), TypeError, r"^causal_mask: n_q must be a positive whole number, got 2\.0\.$"),
+        ((3, True), TypeError, r"^causal_mask: n_k must be a positive whole number, got True\.$"),
     ],
 )
 def test_causal_mask_errors(args, error, message):
@@ -103,7 +104,7 @@ def test_padding_mask_flags_allow_holes():
         (([[1, 2]],), {}, TypeError, r"padding_mask: valid must be lengths .*shape \(1, 2\)"),
         (([True, False],), {"n_k": 2}, ValueError, r"give n_k only with lengths; .*n_k = 2"),
         ((np.array(True),), {}, ValueError, r"padding_mask: valid flags need one entry per key"),
-        (([3],), {"n_k": 0}, ValueError, r"padding_mask: n_k must be at least 1, got 0"),
+        (([3],), {"n_k": 0}, ValueError, r"padding_mask: n_k must be a positive whole number, got 0"),
     ],
 )
 def test_padding_mask_errors(args, kwargs, error, message):
@@ -200,7 +201,7 @@ def test_fully_masked_row_raises_naming_the_row():
     mask[1] = False
     with pytest.raises(
         ValueError,
-        match=r"attention_weights: query row 1 may attend to no key \(its mask row is all False\)",
+        match=r"^attention: query row 1 may attend to no key \(its mask row is all False\)",
     ):
         attnlib.attention(Q, K, V, mask=mask)
 
