@@ -191,10 +191,16 @@ def test_block_size_must_be_a_positive_whole_number(block_size, error):
         (3.0, ValueError, r"online_softmax: x must be 1-D or more, got shape \(\)\."),
         ([0.0, 1.0, np.inf], ValueError, r"online_softmax: x must be finite, but x\[2\] is inf"),
         ([0.0, np.nan], ValueError, r"online_softmax: x must be finite, but x\[1\] is nan"),
-        ([[0.0, 1.0], [-np.inf, -np.inf]], ValueError,
-         r"^online_softmax: query row 1 may attend to no key \(every score in it is -inf\)\.$"),
-        ([-np.inf, -np.inf], ValueError,
-         r"^online_softmax: the row may attend to no key \(every score in it is -inf\)\.$"),
+        (
+            [[0.0, 1.0], [-np.inf, -np.inf]],
+            ValueError,
+            r"^online_softmax: query row 1 may attend to no key \(every score in it is -inf\)\.$",
+        ),
+        (
+            [-np.inf, -np.inf],
+            ValueError,
+            r"^online_softmax: the row may attend to no key \(every score in it is -inf\)\.$",
+        ),
         (None, TypeError, r"online_softmax: x must be an array of numbers, got None"),
     ],
 )

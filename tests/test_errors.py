@@ -147,11 +147,13 @@ def test_batch_axes_that_do_not_broadcast():
 
 
 @pytest.mark.parametrize(
-    "d_k, error", [(0, ValueError), (-2, ValueError), (2.5, TypeError), (True, TypeError), ("2", TypeError)]
+    "d_k, error",
+    [(0, ValueError), (-2, ValueError), (2.5, TypeError), (True, TypeError), ("2", TypeError)],
 )
 def test_scale_needs_a_positive_whole_d_k(d_k, error):
     with pytest.raises(
-        error, match=r"^scale_scores: d_k must be a positive whole number, got " + re.escape(repr(d_k))
+        error,
+        match=r"^scale_scores: d_k must be a positive whole number, got " + re.escape(repr(d_k)),
     ):
         attnlib.scale_scores([[1.0]], d_k)
 

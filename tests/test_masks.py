@@ -104,7 +104,12 @@ def test_padding_mask_flags_allow_holes():
         (([[1, 2]],), {}, TypeError, r"padding_mask: valid must be lengths .*shape \(1, 2\)"),
         (([True, False],), {"n_k": 2}, ValueError, r"give n_k only with lengths; .*n_k = 2"),
         ((np.array(True),), {}, ValueError, r"padding_mask: valid flags need one entry per key"),
-        (([3],), {"n_k": 0}, ValueError, r"padding_mask: n_k must be a positive whole number, got 0"),
+        (
+            ([3],),
+            {"n_k": 0},
+            ValueError,
+            r"padding_mask: n_k must be a positive whole number, got 0",
+        ),
     ],
 )
 def test_padding_mask_errors(args, kwargs, error, message):
