@@ -80,7 +80,7 @@ def online_softmax(x, block_size=128):
     return (np.exp(x - m) / l).astype(out, copy=False)
 
 
-def blocked_attention(Q, K, V, block_size=512, query_block_size=64):
+def blocked_attention(Q, K, V, block_size=512, query_block_size=128):
     """Scaled dot-product attention computed over blocks of keys.
 
     Gives the same output as ``attnlib.attention(Q, K, V)[0]`` but holds only a
@@ -98,7 +98,8 @@ def blocked_attention(Q, K, V, block_size=512, query_block_size=64):
     query_block_size : int
         How many queries are answered at a time. Each block of queries is
         independent of the others: only the keys need the online softmax.
-        The defaults keep a tile (256 KiB in float64) in the CPU's cache.
+        The defaults keep a tile of scores (512 KiB in float64) in the CPU's
+        cache.
 
     Returns
     -------
@@ -123,13 +124,13 @@ def blocked_attention(Q, K, V, block_size=512, query_block_size=64):
     work, out = dtypes(Q, K, V)
     Q, K, V = (A.astype(work, copy=False) for A in (Q, K, V))
     n_q, d_k, d_v = Q.shape[-2], Q.shape[-1], V.shape[-1]
-    # dividing every query by sqrt(d_k) divides every score q . k by sqrt(d_k)
-    Q_scaled = Q / np.sqrt(work.type(d_k))
     output = np.empty((*batch, n_q, d_v), dtype=work)
     try:
         for start in range(0, n_q, query_block_size):
             rows = slice(start, start + query_block_size)
-            output[..., rows, :] = _attend_over_key_blocks(Q_scaled[..., rows, :], K, V, block_size)
+            # dividing each query by sqrt(d_k) divides each of its scores q . k by sqrt(d_k)
+            Q_b = Q[..., rows, :] / np.sqrt(work.type(d_k))  # (q, d_k)
+            output[..., rows, :] = _attend_over_key_blocks(Q_b, K, V, block_size)
     except ScoresOverflow:
         raise overflow_error(where, Q, K, work) from None
     return output.astype(out, copy=False)  # (..., n_q, d_v)
@@ -146,7 +147,8 @@ def _attend_over_key_blocks(Q, K, V, block_size):
     for start in range(0, n_k, block_size):
         K_b = K[..., start : start + block_size, :]  # (b, d_k)
         V_b = V[..., start : start + block_size, :]  # (b, d_v)
-        S_b = Q @ np.swapaxes(K_b, -1, -2)  # (n_q, d_k) @ (d_k, b) -> (n_q, b), already scaled
+        with np.errstate(over="ignore", invalid="ignore"):  # an overflow is caught below
+            S_b = Q @ np.swapaxes(K_b, -1, -2)  # (n_q, d_k) @ (d_k, b) -> (n_q, b), scaled
         top = S_b.max(axis=-1, keepdims=True)  # (n_q, 1)
         if not np.isfinite(top).all():  # inf or nan: products of finite inputs overflowed
             raise ScoresOverflow

@@ -68,13 +68,17 @@ def project(X, W):
             f"{W.shape[0]} rows."
         )
     work, out = dtypes(X, W)
-    XW = X.astype(work, copy=False) @ W.astype(work, copy=False)  # (n, d_model) @ (d_model, d_out)
+    with np.errstate(over="ignore", invalid="ignore"):  # overflow is named just below
+        XW = X.astype(work, copy=False) @ W.astype(
+            work, copy=False
+        )  # (n, d_model) @ (d_model, d_out)
     return finite_product(XW.astype(out, copy=False), "X @ W", "project")
 
 
 def _scores(Q, K):
-    """``Q @ K^T`` of checked inputs."""
-    return Q @ np.swapaxes(K, -1, -2)  # (n_q, d_k) @ (d_k, n_k) -> (n_q, n_k)
+    """``Q @ K^T`` of checked inputs; an overflow gives inf for the caller to name."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        return Q @ np.swapaxes(K, -1, -2)  # (n_q, d_k) @ (d_k, n_k) -> (n_q, n_k)
 
 
 def qk_scores(Q, K):
@@ -101,7 +105,9 @@ def qk_scores(Q, K):
     same_size("d_k", where, Q=Q.shape[-1], K=K.shape[-1])
     batch_shape(where, Q=Q, K=K)
     work, out = dtypes(Q, K)
-    S = _scores(Q.astype(work, copy=False), K.astype(work, copy=False)).astype(out, copy=False)
+    S = _scores(Q.astype(work, copy=False), K.astype(work, copy=False))
+    with np.errstate(over="ignore"):  # float16 holds up to 65504: an overflow is named below
+        S = S.astype(out, copy=False)
     if not np.isfinite(S).all():  # finite inputs, but some product grew past the dtype's range
         raise overflow_error(where, Q, K, out, scaled=False)
     return S
@@ -207,7 +213,8 @@ def _attend(Q, K, V, allowed):
     for start in range(0, n_q, rows_per_block):
         rows = slice(start, start + rows_per_block)
         S = weights[..., rows, :]  # a block of the scores, turned into weights in place
-        np.matmul(Q[..., rows, :], K_T, out=S)  # (b, d_k) @ (d_k, n_k) -> (b, n_k)
+        with np.errstate(over="ignore", invalid="ignore"):  # an overflow is caught below
+            np.matmul(Q[..., rows, :], K_T, out=S)  # (b, d_k) @ (d_k, n_k) -> (b, n_k)
         if allowed is not None:
             np.copyto(S, -np.inf, where=~allowed[..., rows, :])  # exp(-inf) = 0: no weight
         top = S.max(axis=-1, keepdims=True)  # (b, 1)

@@ -184,13 +184,16 @@ def multi_head_attention(X_q, X_kv, W_Q, W_K, W_V, W_O, n_heads, mask=None):
     X_q, X_kv, W_Q, W_K, W_V, W_O = (
         A.astype(work, copy=False) for A in (X_q, X_kv, W_Q, W_K, W_V, W_O)
     )
-    Q = _split(finite_product(X_q @ W_Q, "X_q @ W_Q", where), n_heads)  # (h, n_q, d_k)
-    K = _split(finite_product(X_kv @ W_K, "X_kv @ W_K", where), n_heads)  # (h, n_k, d_k)
-    V = _split(finite_product(X_kv @ W_V, "X_kv @ W_V", where), n_heads)  # (h, n_k, d_v)
+    with np.errstate(over="ignore", invalid="ignore"):  # an overflow is named just below
+        XW_Q, XW_K, XW_V = X_q @ W_Q, X_kv @ W_K, X_kv @ W_V
+    Q = _split(finite_product(XW_Q, "X_q @ W_Q", where), n_heads)  # (h, n_q, d_k)
+    K = _split(finite_product(XW_K, "X_kv @ W_K", where), n_heads)  # (h, n_k, d_k)
+    V = _split(finite_product(XW_V, "X_kv @ W_V", where), n_heads)  # (h, n_k, d_v)
     try:
         heads, weights = _attend(Q, K, V, allowed)  # (h, n_q, d_v), (h, n_q, n_k)
     except ScoresOverflow:
         raise overflow_error(where, Q, K, work, names="X_q, X_kv, W_Q or W_K") from None
-    output = _merge(heads) @ W_O  # (n_q, h * d_v) @ (h * d_v, d_out) -> (n_q, d_out)
+    with np.errstate(over="ignore", invalid="ignore"):
+        output = _merge(heads) @ W_O  # (n_q, h * d_v) @ (h * d_v, d_out) -> (n_q, d_out)
     output = finite_product(output, "the merged heads @ W_O", where)
     return output.astype(out, copy=False), weights.astype(out, copy=False)

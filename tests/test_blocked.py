@@ -225,3 +225,13 @@ def test_query_block_size_must_be_a_positive_whole_number():
         r"queries, got 0\.$",
     ):
         attnlib.blocked_attention(np.ones((3, 4)), np.ones((5, 4)), np.ones((5, 2)), 2, 0)
+
+
+@pytest.mark.parametrize("block_size", [1, 2, 3, 5])
+def test_online_softmax_treats_minus_inf_as_softmax_does(block_size):
+    # a hidden key, and a whole first block of hidden keys, as a mask makes them
+    x = np.array([[-np.inf, -np.inf, -np.inf, 1.0, 2.0], [0.5, -np.inf, 3.0, -np.inf, 1.0]])
+    weights = attnlib.online_softmax(x, block_size=block_size)
+    assert np.isfinite(weights).all()
+    np.testing.assert_allclose(weights, attnlib.softmax(x), rtol=1e-13, atol=0)
+    assert (weights[np.isneginf(x)] == 0).all()
