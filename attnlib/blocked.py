@@ -80,7 +80,7 @@ def online_softmax(x, block_size=128):
     return (np.exp(x - m) / l).astype(out, copy=False)
 
 
-def blocked_attention(Q, K, V, block_size=512, query_block_size=128):
+def blocked_attention(Q, K, V, block_size=128, query_block_size=1024):
     """Scaled dot-product attention computed over blocks of keys.
 
     Gives the same output as ``attnlib.attention(Q, K, V)[0]`` but holds only a
@@ -98,8 +98,6 @@ def blocked_attention(Q, K, V, block_size=512, query_block_size=128):
     query_block_size : int
         How many queries are answered at a time. Each block of queries is
         independent of the others: only the keys need the online softmax.
-        The defaults keep a tile of scores (512 KiB in float64) in the CPU's
-        cache.
 
     Returns
     -------

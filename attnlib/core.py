@@ -34,7 +34,9 @@ from ._checks import (
 
 # A block of score rows about this big stays in the CPU's cache while it is scaled,
 # exponentiated and normalised in place: each step then costs no trip to main memory.
+# At least 64 rows, so that Q_block @ K^T stays an efficient matrix product.
 _BLOCK_BYTES = 2**18
+_MIN_ROWS = 64
 
 
 def project(X, W):
@@ -201,29 +203,25 @@ def _attend(Q, K, V, allowed):
     n_q, d_k, n_k = Q.shape[-2], Q.shape[-1], K.shape[-2]
     batch = np.broadcast_shapes(Q.shape[:-2], K.shape[:-2])
     weights = np.empty((*batch, n_q, n_k), dtype=Q.dtype)
-    output = None
-    if V is not None:
-        out_batch = np.broadcast_shapes(batch, V.shape[:-2])
-        output = np.empty((*out_batch, n_q, V.shape[-1]), dtype=Q.dtype)
-    # dividing every query by sqrt(d_k) divides every score q . k by sqrt(d_k):
-    # the same formula, on n_q * d_k numbers instead of n_q * n_k
-    Q = Q / np.sqrt(Q.dtype.type(d_k))
     K_T = np.swapaxes(K, -1, -2)  # (d_k, n_k)
-    rows_per_block = max(1, _BLOCK_BYTES // (math.prod(batch) * n_k * weights.itemsize))
+    sqrt_d_k = np.sqrt(Q.dtype.type(d_k))  # in Q's dtype, so float32 stays float32
+    rows_per_block = max(_MIN_ROWS, _BLOCK_BYTES // (math.prod(batch) * n_k * weights.itemsize))
     for start in range(0, n_q, rows_per_block):
         rows = slice(start, start + rows_per_block)
         S = weights[..., rows, :]  # a block of the scores, turned into weights in place
         with np.errstate(over="ignore", invalid="ignore"):  # an overflow is caught below
-            np.matmul(Q[..., rows, :], K_T, out=S)  # (b, d_k) @ (d_k, n_k) -> (b, n_k)
+            # dividing each query by sqrt(d_k) divides its scores q . k by sqrt(d_k): the
+            # same formula, on b * d_k numbers instead of b * n_k
+            np.matmul(Q[..., rows, :] / sqrt_d_k, K_T, out=S)  # (b, d_k) @ (d_k, n_k)
         if allowed is not None:
             np.copyto(S, -np.inf, where=~allowed[..., rows, :])  # exp(-inf) = 0: no weight
         top = S.max(axis=-1, keepdims=True)  # (b, 1)
         if not np.isfinite(top).all():  # inf or nan: products of finite inputs overflowed
             raise ScoresOverflow
         _exp_normalise(S, top)
-        if V is not None:
-            np.matmul(S, V, out=output[..., rows, :])  # (b, n_k) @ (n_k, d_v) -> (b, d_v)
-    return output, weights
+    if V is None:
+        return None, weights
+    return weights @ V, weights  # (n_q, n_k) @ (n_k, d_v) -> (n_q, d_v)
 
 
 def _check_qk(Q, K, where):
