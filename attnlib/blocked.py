@@ -80,7 +80,7 @@ def online_softmax(x, block_size=128):
     return (np.exp(x - m) / l).astype(out, copy=False)
 
 
-def blocked_attention(Q, K, V, block_size=128, query_block_size=1024):
+def blocked_attention(Q, K, V, block_size=512, query_block_size=1024):
     """Scaled dot-product attention computed over blocks of keys.
 
     Gives the same output as ``attnlib.attention(Q, K, V)[0]`` but holds only a
@@ -94,7 +94,9 @@ def blocked_attention(Q, K, V, block_size=128, query_block_size=1024):
     K : array_like of shape (..., n_k, d_k)
     V : array_like of shape (..., n_k, d_v)
     block_size : int
-        How many keys (and their values) are read at a time.
+        How many keys (and their values) are read at a time. Fewer, larger
+        blocks mean fewer steps; the default tile of 1024 x 512 scores is 4 MiB
+        in float64.
     query_block_size : int
         How many queries are answered at a time. Each block of queries is
         independent of the others: only the keys need the online softmax.
