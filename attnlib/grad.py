@@ -8,8 +8,17 @@ respect to Q, K and V, one chain-rule step per line.
 
 import numpy as np
 
-from ._checks import as_array
-from .core import attention
+from ._checks import (
+    ScoresOverflow,
+    as_array,
+    as_mask,
+    batch_shape,
+    dtypes,
+    overflow_error,
+    same_n_k,
+    same_size,
+)
+from .core import _attend
 
 
 def softmax_jacobian(p):
@@ -28,7 +37,8 @@ def softmax_jacobian(p):
     -------
     ndarray of shape (..., n, n)
         Symmetric; every row sums to 0 (adding a constant to all scores
-        changes nothing).
+        changes nothing). The dtype of ``p`` for float arrays (float16
+        computed in float32); float64 for integers and lists.
 
     Examples
     --------
@@ -46,9 +56,19 @@ def softmax_jacobian(p):
             f"the last axis), but {at} sums to {float(p[row].sum()):.4g} with smallest entry "
             f"{float(p[row].min()):.4g}. Pass softmax(x), not the scores x."
         )
-    diag = p[..., :, None] * np.eye(p.shape[-1])  # (..., n, n), p on the diagonal
+    work, out = dtypes(p)
+    p = p.astype(work, copy=False)
+    diag = p[..., :, None] * np.eye(p.shape[-1], dtype=work)  # (..., n, n), p on the diagonal
     outer = p[..., :, None] * p[..., None, :]  # (..., n, 1) * (..., 1, n) -> (..., n, n)
-    return diag - outer
+    return (diag - outer).astype(out, copy=False)
+
+
+def _unbroadcast(grad, shape):
+    """Sum a gradient over the axes its input was broadcast along, back to ``shape``."""
+    extra = grad.ndim - len(shape)
+    grad = grad.sum(axis=tuple(range(extra))) if extra else grad  # leading axes it lacked
+    ones = tuple(i for i, size in enumerate(shape) if size == 1 and grad.shape[i] != 1)
+    return grad.sum(axis=ones, keepdims=True) if ones else grad  # axes of length 1
 
 
 def attention_backward(Q, K, V, dOutput, mask=None):
@@ -69,6 +89,9 @@ def attention_backward(Q, K, V, dOutput, mask=None):
     dQ : ndarray of shape (..., n_q, d_k)
     dK : ndarray of shape (..., n_k, d_k)
     dV : ndarray of shape (..., n_k, d_v)
+        Each has its input's shape: a K or V shared by a batch of queries gets
+        the sum of the batch's gradients. float32 for float32 inputs, float16
+        for float16 (computed in float32), float64 for integers, bools and lists.
 
     Examples
     --------
@@ -87,18 +110,34 @@ def attention_backward(Q, K, V, dOutput, mask=None):
     where = "attention_backward"
     Q, K = as_array(Q, "Q", where), as_array(K, "K", where)
     V, dOutput = as_array(V, "V", where), as_array(dOutput, "dOutput", where)
-    output, A = attention(Q, K, V, mask=mask)  # (..., n_q, d_v), (..., n_q, n_k)
-    if dOutput.shape != output.shape:
+    same_size("d_k", where, Q=Q.shape[-1], K=K.shape[-1])
+    same_n_k(where, K, V)
+    batch = batch_shape(where, Q=Q, K=K, V=V)
+    output_shape = (*batch, Q.shape[-2], V.shape[-1])  # (..., n_q, d_v)
+    if dOutput.shape != output_shape:
         raise ValueError(
             f"{where}: dOutput must have the output's shape (..., n_q, d_v) = "
-            f"{output.shape}, got {dOutput.shape}."
+            f"{output_shape}, got {dOutput.shape}."
         )
+    qk_batch = batch_shape(where, Q=Q, K=K)
+    allowed = None
+    if mask is not None:
+        allowed = as_mask(mask, (*qk_batch, Q.shape[-2], K.shape[-2]), where)
+    work, out = dtypes(Q, K, V, dOutput)
+    shapes = Q.shape, K.shape, V.shape
+    Q, K, V, dOutput = (A.astype(work, copy=False) for A in (Q, K, V, dOutput))
+    try:
+        output, A = _attend(Q, K, V, allowed)  # (..., n_q, d_v), (..., n_q, n_k)
+    except ScoresOverflow:
+        raise overflow_error(where, Q, K, work) from None
     d_k = Q.shape[-1]
-    AT = np.swapaxes(A, -1, -2)  # (n_k, n_q)
-    dV = AT @ dOutput  # (n_k, n_q) @ (n_q, d_v) -> (n_k, d_v)
+    dV = np.swapaxes(A, -1, -2) @ dOutput  # (n_k, n_q) @ (n_q, d_v) -> (n_k, d_v)
     dA = dOutput @ np.swapaxes(V, -1, -2)  # (n_q, d_v) @ (d_v, n_k) -> (n_q, n_k)
-    # each row through its softmax Jacobian: (diag(a) - a a^T) dA_i = a * (dA_i - a . dA_i)
-    dS = A * (dA - (A * dA).sum(axis=-1, keepdims=True))  # (n_q, n_k)
-    dQ = dS @ K / np.sqrt(d_k)  # (n_q, n_k) @ (n_k, d_k) -> (n_q, d_k)
-    dK = np.swapaxes(dS, -1, -2) @ Q / np.sqrt(d_k)  # (n_k, n_q) @ (n_q, d_k) -> (n_k, d_k)
-    return dQ, dK, dV
+    # each row through its softmax Jacobian: (diag(a) - a a^T) dA_i = a * (dA_i - a . dA_i),
+    # and a . dA_i = sum_j a_j (dOutput_i . V_j) = dOutput_i . output_i: no n x n product
+    dA -= (dOutput * output).sum(axis=-1, keepdims=True)  # (n_q, n_k) - (n_q, 1)
+    dS = np.multiply(dA, A, out=dA)  # (n_q, n_k), in place
+    dQ = dS @ K / np.sqrt(work.type(d_k))  # (n_q, n_k) @ (n_k, d_k) -> (n_q, d_k)
+    dK = np.swapaxes(dS, -1, -2) @ Q / np.sqrt(work.type(d_k))  # (n_k, n_q) @ (n_q, d_k)
+    grads = (_unbroadcast(g, shape) for g, shape in zip((dQ, dK, dV), shapes, strict=True))
+    return tuple(g.astype(out, copy=False) for g in grads)

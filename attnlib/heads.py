@@ -8,14 +8,17 @@ cross-attention passes queries from one sequence and keys and values from anothe
 
 import numpy as np
 
-from ._checks import as_array, as_mask, batch_shape, no_empty_rows
-from .core import attention
-
-
-def _n_heads(n_heads, where):
-    if isinstance(n_heads, bool) or not isinstance(n_heads, (int, np.integer)) or n_heads < 1:
-        raise ValueError(f"{where}: n_heads must be a positive whole number, got {n_heads!r}.")
-    return int(n_heads)
+from ._checks import (
+    ScoresOverflow,
+    as_array,
+    as_mask,
+    batch_shape,
+    dtypes,
+    finite_product,
+    overflow_error,
+    whole_number,
+)
+from .core import _attend
 
 
 def _width_per_head(width, n_heads, symbol, where):
@@ -42,6 +45,7 @@ def split_heads(X, n_heads):
     Returns
     -------
     ndarray of shape (..., n_heads, n, d_head)
+        The dtype of ``X`` for float arrays; float64 for integers, bools and lists.
 
     Examples
     --------
@@ -55,11 +59,16 @@ def split_heads(X, n_heads):
             [11., 12.]]])
     """
     X = as_array(X, "X", "split_heads")
-    n_heads = _n_heads(n_heads, "split_heads")
+    n_heads = whole_number(n_heads, "n_heads", "split_heads")
+    _width_per_head(X.shape[-1], n_heads, "X", "split_heads")
+    return _split(X, n_heads)
+
+
+def _split(X, n_heads):
+    """split_heads of a checked X whose width divides evenly."""
     *batch, n, d_model = X.shape
-    d_head = _width_per_head(d_model, n_heads, "X", "split_heads")
-    X = X.reshape(*batch, n, n_heads, d_head)  # (n, d_model) -> (n, n_heads, d_head)
-    return np.swapaxes(X, -2, -3)  # (n, n_heads, d_head) -> (n_heads, n, d_head)
+    X = X.reshape(*batch, n, n_heads, d_model // n_heads)  # (n, d_model) -> (n, h, d_head)
+    return np.swapaxes(X, -2, -3)  # (n, h, d_head) -> (h, n, d_head)
 
 
 def merge_heads(H):
@@ -73,6 +82,7 @@ def merge_heads(H):
     -------
     ndarray of shape (..., n, n_heads * d_head)
         Row ``i`` is head 0's row ``i``, then head 1's row ``i``, and so on.
+        The dtype of ``H`` for float arrays; float64 for integers, bools and lists.
 
     Examples
     --------
@@ -80,10 +90,14 @@ def merge_heads(H):
     array([[1., 2., 3., 4.],
            [5., 6., 7., 8.]])
     """
-    H = as_array(H, "H", "merge_heads", min_ndim=3)
+    return _merge(as_array(H, "H", "merge_heads", min_ndim=3))
+
+
+def _merge(H):
+    """merge_heads of a checked H."""
     *batch, n_heads, n, d_head = H.shape
-    H = np.swapaxes(H, -2, -3)  # (n_heads, n, d_head) -> (n, n_heads, d_head)
-    return H.reshape(*batch, n, n_heads * d_head)  # -> (n, n_heads * d_head)
+    H = np.swapaxes(H, -2, -3)  # (h, n, d_head) -> (n, h, d_head)
+    return H.reshape(*batch, n, n_heads * d_head)  # -> (n, h * d_head)
 
 
 def multi_head_attention(X_q, X_kv, W_Q, W_K, W_V, W_O, n_heads, mask=None):
@@ -113,7 +127,9 @@ def multi_head_attention(X_q, X_kv, W_Q, W_K, W_V, W_O, n_heads, mask=None):
     -------
     output : ndarray of shape (..., n_q, d_out)
     weights : ndarray of shape (..., n_heads, n_q, n_k)
-        One weight matrix per head; each row sums to 1.
+        One weight matrix per head; each row sums to 1. Both float32 when
+        every input is float32, float16 for float16 (computed in float32),
+        float64 for integers, bools, lists or any float64 input.
 
     Examples
     --------
@@ -127,7 +143,7 @@ def multi_head_attention(X_q, X_kv, W_Q, W_K, W_V, W_O, n_heads, mask=None):
     array([[0.5, 0.5]])
     """
     where = "multi_head_attention"
-    n_heads = _n_heads(n_heads, where)
+    n_heads = whole_number(n_heads, "n_heads", where)
     X_q, X_kv = as_array(X_q, "X_q", where), as_array(X_kv, "X_kv", where)
     W_Q, W_K, W_V, W_O = (
         as_array(W, name, where, min_ndim=1)
@@ -158,17 +174,26 @@ def multi_head_attention(X_q, X_kv, W_Q, W_K, W_V, W_O, n_heads, mask=None):
             f"{where}: W_O has {W_O.shape[0]} rows but the merged heads have "
             f"{W_V.shape[1]} columns (n_heads * d_v, the columns of W_V); they must match."
         )
-    batch_shape(where, X_q=X_q, X_kv=X_kv)
-
-    Q = split_heads(X_q @ W_Q, n_heads)  # (n_q, h * d_k) -> (h, n_q, d_k)
-    K = split_heads(X_kv @ W_K, n_heads)  # (n_k, h * d_k) -> (h, n_k, d_k)
-    V = split_heads(X_kv @ W_V, n_heads)  # (n_k, h * d_v) -> (h, n_k, d_v)
+    batch = batch_shape(where, X_q=X_q, X_kv=X_kv)
+    h_batch = (*batch, n_heads)  # (..., h): the weights' leading axes
+    allowed = None
     if mask is not None:
-        batch = np.broadcast_shapes(Q.shape[:-2], K.shape[:-2])  # (..., h)
-        weights_shape = (*batch, Q.shape[-2], K.shape[-2])  # (..., h, n_q, n_k)
-        allowed = as_mask(mask, weights_shape, where)  # (..., h, n_q, n_k)
-        no_empty_rows(allowed, where)
-        mask = allowed
-    heads, weights = attention(Q, K, V, mask=mask)  # (h, n_q, d_v), (h, n_q, n_k)
-    output = merge_heads(heads) @ W_O  # (n_q, h * d_v) @ (h * d_v, d_out) -> (n_q, d_out)
-    return output, weights
+        allowed = as_mask(mask, (*h_batch, X_q.shape[-2], X_kv.shape[-2]), where)
+
+    work, out = dtypes(X_q, X_kv, W_Q, W_K, W_V, W_O)
+    X_q, X_kv, W_Q, W_K, W_V, W_O = (
+        A.astype(work, copy=False) for A in (X_q, X_kv, W_Q, W_K, W_V, W_O)
+    )
+    with np.errstate(over="ignore", invalid="ignore"):  # an overflow is named just below
+        XW_Q, XW_K, XW_V = X_q @ W_Q, X_kv @ W_K, X_kv @ W_V
+    Q = _split(finite_product(XW_Q, "X_q @ W_Q", where), n_heads)  # (h, n_q, d_k)
+    K = _split(finite_product(XW_K, "X_kv @ W_K", where), n_heads)  # (h, n_k, d_k)
+    V = _split(finite_product(XW_V, "X_kv @ W_V", where), n_heads)  # (h, n_k, d_v)
+    try:
+        heads, weights = _attend(Q, K, V, allowed)  # (h, n_q, d_v), (h, n_q, n_k)
+    except ScoresOverflow:
+        raise overflow_error(where, Q, K, work, names="X_q, X_kv, W_Q or W_K") from None
+    with np.errstate(over="ignore", invalid="ignore"):
+        output = _merge(heads) @ W_O  # (n_q, h * d_v) @ (h * d_v, d_out) -> (n_q, d_out)
+    output = finite_product(output, "the merged heads @ W_O", where)
+    return output.astype(out, copy=False), weights.astype(out, copy=False)

@@ -8,32 +8,34 @@ with ``&``: ``causal_mask(3) & padding_mask([3, 2], n_k=3)`` has shape (2, 3, 3)
 
 import numpy as np
 
-
-def _count(value, name, where, minimum=1):
-    """A whole number >= minimum, or an error naming the function and symbol."""
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
-        raise TypeError(f"{where}: {name} must be a whole number, got {value!r}.")
-    if value < minimum:
-        raise ValueError(f"{where}: {name} must be at least {minimum}, got {value}.")
-    return int(value)
+from ._checks import whole_number
 
 
-def causal_mask(n_q, n_k=None):
-    """Query i may attend to keys 0..i only: no looking ahead.
+def causal_mask(n_q, n_k=None, *, align="top_left"):
+    """Query i may attend only to keys at or before its own position: no looking ahead.
 
     Parameters
     ----------
     n_q : int
         Number of queries (rows).
     n_k : int, optional
-        Number of keys (columns); defaults to ``n_q``. Row i is allowed keys
-        0..i, aligned at the top-left as PyTorch's ``is_causal`` does, so a
-        row past the last key sees every key.
+        Number of keys (columns); defaults to ``n_q``.
+    align : {"top_left", "bottom_right"}
+        Where the diagonal starts when ``n_q != n_k``.
+
+        - ``"top_left"``: query i sees keys ``j <= i``, what PyTorch's
+          ``is_causal`` does; a query past the last key sees every key.
+        - ``"bottom_right"``: query i sees keys ``j <= n_k - n_q + i``, so the
+          last query sees every key: the queries are the newest n_q tokens of
+          n_k, as when keys and values are cached while generating. With more
+          queries than keys, the first ``n_q - n_k`` rows see no key, and
+          attention refuses such a mask with a named error.
 
     Returns
     -------
     ndarray of bool, shape (n_q, n_k)
-        ``True`` on and below the diagonal.
+        ``True`` where query i may attend to key j. Square masks are the same
+        for both alignments: ``True`` on and below the diagonal.
 
     Examples
     --------
@@ -41,14 +43,27 @@ def causal_mask(n_q, n_k=None):
     array([[ True, False, False],
            [ True,  True, False],
            [ True,  True,  True]])
+
+    Two queries, four keys. Top-left: query 0 sees key 0 only. Bottom-right:
+    the two queries are tokens 2 and 3 of four, so query 0 sees keys 0 to 2.
+
     >>> causal_mask(2, 4).astype(int)
     array([[1, 0, 0, 0],
            [1, 1, 0, 0]])
+    >>> causal_mask(2, 4, align="bottom_right").astype(int)
+    array([[1, 1, 1, 0],
+           [1, 1, 1, 1]])
     """
-    n_q = _count(n_q, "n_q", "causal_mask")
-    n_k = n_q if n_k is None else _count(n_k, "n_k", "causal_mask")
+    n_q = whole_number(n_q, "n_q", "causal_mask")
+    n_k = n_q if n_k is None else whole_number(n_k, "n_k", "causal_mask")
+    if not isinstance(align, str):
+        raise TypeError(f"causal_mask: align must be 'top_left' or 'bottom_right', got {align!r}.")
+    if align not in ("top_left", "bottom_right"):
+        raise ValueError(f"causal_mask: align must be 'top_left' or 'bottom_right', got {align!r}.")
     i = np.arange(n_q)[:, None]  # (n_q, 1) query positions
     j = np.arange(n_k)[None, :]  # (1, n_k) key positions
+    if align == "bottom_right":
+        return j <= n_k - n_q + i  # (n_q, n_k): the last query sees every key
     return j <= i  # (n_q, n_k)
 
 
@@ -79,7 +94,13 @@ def padding_mask(valid, n_k=None):
     >>> padding_mask([True, True, False]).astype(int)
     array([[1, 1, 0]])
     """
-    arr = np.asarray(valid)
+    try:
+        arr = np.asarray(valid)
+    except ValueError:  # ragged nested lists of flags
+        raise ValueError(
+            "padding_mask: valid has rows of different lengths; flags need one entry per "
+            "key in every row."
+        ) from None
     if arr.dtype == bool:
         if arr.ndim == 0 or arr.shape[-1] == 0:
             raise ValueError(
@@ -99,7 +120,7 @@ def padding_mask(valid, n_k=None):
         )
     if (arr < 0).any():
         raise ValueError(f"padding_mask: lengths must be 0 or more, got {arr.tolist()}.")
-    n_k = int(arr.max()) if n_k is None else _count(n_k, "n_k", "padding_mask")
+    n_k = int(arr.max()) if n_k is None else whole_number(n_k, "n_k", "padding_mask")
     if (arr > n_k).any():
         raise ValueError(f"padding_mask: lengths {arr.tolist()} do not fit in n_k = {n_k} keys.")
     lengths = arr[..., None, None]  # (batch, 1, 1), or (1, 1) for one int
@@ -127,7 +148,13 @@ def additive_mask(mask):
     array([[  0., -inf],
            [  0.,   0.]])
     """
-    arr = np.asarray(mask)
+    try:
+        arr = np.asarray(mask)
+    except ValueError:  # ragged nested lists
+        raise ValueError(
+            "additive_mask: mask has rows of different lengths; it needs one True/False per "
+            "key in every row."
+        ) from None
     if arr.dtype != bool:
         raise TypeError(
             "additive_mask: mask must be boolean (True = the query may attend to the key), "

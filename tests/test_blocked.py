@@ -5,6 +5,7 @@ or a wrong axis cannot pass by symmetry.
 """
 
 import math
+import re
 import tracemalloc
 
 import numpy as np
@@ -169,14 +170,18 @@ def test_blocked_attention_errors(args, error, message):
         attnlib.blocked_attention(*args)
 
 
-@pytest.mark.parametrize("block_size", [0, -3, 2.5, True, "4", None])
-def test_block_size_must_be_a_positive_whole_number(block_size):
+@pytest.mark.parametrize(
+    "block_size, error",
+    [(0, ValueError), (-3, ValueError), (2.5, TypeError), (True, TypeError), ("4", TypeError),
+     (None, TypeError)],
+)  # fmt: skip
+def test_block_size_must_be_a_positive_whole_number(block_size, error):
     Q, K, V = random_qkv(seed=0)
-    message = r"blocked_attention: block_size must be a positive whole number of keys, got "
-    with pytest.raises(ValueError, match=message + repr(block_size).replace(".", r"\.")):
+    message = r"^blocked_attention: block_size must be a positive whole number of keys, got "
+    with pytest.raises(error, match=message + re.escape(repr(block_size)) + r"\.$"):
         attnlib.blocked_attention(Q, K, V, block_size=block_size)
     message = message.replace("blocked_attention", "online_softmax")
-    with pytest.raises(ValueError, match=message):
+    with pytest.raises(error, match=message):
         attnlib.online_softmax(Q, block_size=block_size)
 
 
@@ -184,7 +189,18 @@ def test_block_size_must_be_a_positive_whole_number(block_size):
     "x, error, message",
     [
         (3.0, ValueError, r"online_softmax: x must be 1-D or more, got shape \(\)\."),
-        ([0.0, 1.0, -np.inf], ValueError, r"online_softmax: x must be finite, but x\[2\] is -inf"),
+        ([0.0, 1.0, np.inf], ValueError, r"online_softmax: x must be finite, but x\[2\] is inf"),
+        ([0.0, np.nan], ValueError, r"online_softmax: x must be finite, but x\[1\] is nan"),
+        (
+            [[0.0, 1.0], [-np.inf, -np.inf]],
+            ValueError,
+            r"^online_softmax: query row 1 may attend to no key \(every score in it is -inf\)\.$",
+        ),
+        (
+            [-np.inf, -np.inf],
+            ValueError,
+            r"^online_softmax: the row may attend to no key \(every score in it is -inf\)\.$",
+        ),
         (None, TypeError, r"online_softmax: x must be an array of numbers, got None"),
     ],
 )
@@ -209,3 +225,13 @@ def test_query_block_size_must_be_a_positive_whole_number():
         r"queries, got 0\.$",
     ):
         attnlib.blocked_attention(np.ones((3, 4)), np.ones((5, 4)), np.ones((5, 2)), 2, 0)
+
+
+@pytest.mark.parametrize("block_size", [1, 2, 3, 5])
+def test_online_softmax_treats_minus_inf_as_softmax_does(block_size):
+    # a hidden key, and a whole first block of hidden keys, as a mask makes them
+    x = np.array([[-np.inf, -np.inf, -np.inf, 1.0, 2.0], [0.5, -np.inf, 3.0, -np.inf, 1.0]])
+    weights = attnlib.online_softmax(x, block_size=block_size)
+    assert np.isfinite(weights).all()
+    np.testing.assert_allclose(weights, attnlib.softmax(x), rtol=1e-13, atol=0)
+    assert (weights[np.isneginf(x)] == 0).all()

@@ -95,11 +95,81 @@ def test_compare_names_the_first_entry_that_differs():
     )
 
 
-def test_lists_and_ints_are_computed_in_float64():
+def test_lists_ints_and_bools_are_computed_in_float64():
     out = attnlib.qk_scores([[1, 4]], [[3, 0], [1, 2]])
     assert out.dtype == np.float64
     np.testing.assert_array_equal(out, [[3.0, 9.0]])
     assert attnlib.softmax(np.array([1, 2], dtype=np.int32)).dtype == np.float64
+    flags = np.array([[True, False]])  # bools are the numbers 1 and 0
+    np.testing.assert_array_equal(attnlib.qk_scores(flags, [[3, 0], [1, 2]]), [[3.0, 1.0]])
+
+
+def every_function(dtype):
+    """Each public numeric function, called on inputs of one dtype: name -> results."""
+    rng = np.random.default_rng(0)
+    Q, K, V = (M.astype(dtype) for M in random_qkv(rng, 3, 5, 4, 2))
+    X = rng.normal(size=(3, 4)).astype(dtype)
+    W = np.eye(4, dtype=dtype)
+    mask = np.tril(np.ones((3, 5), dtype=bool))
+    S = attnlib.qk_scores(Q, K)
+    return {
+        "project": [attnlib.project(X, W)],
+        "qk_scores": [S],
+        "scale_scores": [attnlib.scale_scores(S, 4)],
+        "softmax": [attnlib.softmax(S), attnlib.softmax(S, axis=0)],
+        "attention_weights": [attnlib.attention_weights(Q, K, mask=mask)],
+        "attention": list(attnlib.attention(Q, K, V, mask=mask)),
+        "split_heads": [attnlib.split_heads(X, 2)],
+        "merge_heads": [attnlib.merge_heads(attnlib.split_heads(X, 2))],
+        "multi_head_attention": list(attnlib.multi_head_attention(X, X, W, W, W, W, 2)),
+        "softmax_jacobian": [attnlib.softmax_jacobian(attnlib.softmax(S))],
+        "attention_backward": list(attnlib.attention_backward(Q, K, V, V[:3] * 0 + 1)),
+        "online_softmax": [attnlib.online_softmax(S, block_size=2)],
+        "blocked_attention": [attnlib.blocked_attention(Q, K, V, block_size=2)],
+    }
+
+
+def test_every_function_is_covered_by_the_dtype_tests():
+    numeric = set(attnlib.__all__) - {"example", "causal_mask", "padding_mask", "additive_mask"}
+    assert set(every_function(np.float64)) == numeric
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float16, np.float64])
+def test_float_dtypes_are_kept(dtype):
+    wide = every_function(np.float64)
+    for name, results in every_function(dtype).items():
+        for got, want in zip(results, wide[name], strict=True):
+            assert got.dtype == dtype, (name, got.dtype)
+            tol = {np.float64: 1e-12, np.float32: 1e-5, np.float16: 2e-2}[dtype]
+            np.testing.assert_allclose(got, want, rtol=tol, atol=tol, err_msg=name)
+
+
+def test_float32_with_float64_gives_float64():
+    Q = np.ones((3, 4), dtype=np.float32)
+    assert attnlib.attention(Q, np.ones((5, 4)), np.ones((5, 2), dtype=np.float32))[0].dtype == (
+        np.float64
+    )
+
+
+def test_float16_softmax_is_computed_in_float32():
+    # in float16, exp(x - max) summed over 70000 keys of equal score gives inf (past 65504),
+    # and every weight 0; computed in float32 each weight is 1/70000 = 1.4e-05 in float16
+    p = attnlib.softmax(np.zeros(70000, dtype=np.float16))
+    assert p.dtype == np.float16
+    np.testing.assert_array_equal(p, np.float16(1 / 70000))
+
+
+def test_float16_scores_past_65504_are_computed_in_float32():
+    # q . k = 4 * 200 * 200 = 160000 does not fit in float16, but attention never stores it
+    Q = np.full((1, 4), 200, dtype=np.float16)
+    K = np.array([[200, 200, 200, 200], [-200, -200, -200, -200]], dtype=np.float16)
+    V = np.array([[1, 2], [3, 4]], dtype=np.float16)
+    output, weights = attnlib.attention(Q, K, V)
+    assert output.dtype == weights.dtype == np.float16
+    np.testing.assert_array_equal(weights, [[1.0, 0.0]])
+    np.testing.assert_array_equal(output, [[1.0, 2.0]])
+    with pytest.raises(ValueError, match=r"^qk_scores: the scores overflow float16: .* 6\.6e\+04"):
+        attnlib.qk_scores(Q, K)  # the raw scores themselves are returned as float16
 
 
 @pytest.mark.parametrize("size", [1e3, 1e4, 1e6])

@@ -135,12 +135,12 @@ def test_attention_backward_with_torch_autograd(qkv):
         (
             dict(Q=np.ones((N_Q, 3))),
             ValueError,
-            r"qk_scores: d_k must match, but Q has 3 and K has 4",
+            r"^attention_backward: d_k must match, but Q has 3 and K has 4",
         ),
         (
             dict(V=np.ones((4, D_V))),
             ValueError,
-            r"attention: n_k must match, but K has 5 rows and V has 4",
+            r"^attention_backward: n_k must match, but K has 5 rows and V has 4",
         ),
         (
             dict(dOutput=np.ones((3, N_Q, D_V))),
@@ -155,3 +155,16 @@ def test_attention_backward_errors(qkv, change, error, match):
     args.update(change)
     with pytest.raises(error, match=match):
         attention_backward(**args)
+
+
+def test_gradients_of_shared_keys_and_values_are_summed_over_the_batch():
+    # one K and V for a batch of two query sequences: the same loss as the two items apart
+    rng = np.random.default_rng(3)
+    Q, dOutput = rng.normal(size=(2, N_Q, D_K)), rng.normal(size=(2, N_Q, D_V))
+    K, V = rng.normal(size=(N_K, D_K)), rng.normal(size=(N_K, D_V))
+    dQ, dK, dV = attention_backward(Q, K, V, dOutput)
+    assert (dQ.shape, dK.shape, dV.shape) == (Q.shape, K.shape, V.shape)
+    per_item = [attention_backward(Q[b], K, V, dOutput[b]) for b in range(2)]
+    np.testing.assert_allclose(dQ, np.stack([g[0] for g in per_item]), rtol=1e-12)
+    np.testing.assert_allclose(dK, per_item[0][1] + per_item[1][1], rtol=1e-12)
+    np.testing.assert_allclose(dV, per_item[0][2] + per_item[1][2], rtol=1e-12)

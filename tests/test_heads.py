@@ -142,7 +142,7 @@ def test_rows_permute_with_the_queries(cross):
         ),
         (
             lambda: split_heads(np.ones((3, 6)), 2.0),
-            ValueError,
+            TypeError,
             r"split_heads: n_heads .* got 2\.0",
         ),
         (lambda: split_heads(np.ones(6), 2), ValueError, r"split_heads: X must be 2-D or more"),

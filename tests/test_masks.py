@@ -1,5 +1,7 @@
 """Masks: construction, combination, and masked attention against a slow loop."""
 
+import re
+
 import numpy as np
 import pytest
 
@@ -55,13 +57,61 @@ def test_causal_mask_more_queries_than_keys_sees_every_key_late():
     assert mask[3:].all()
 
 
+@pytest.mark.parametrize("n_q, n_k", [(3, 5), (5, 3), (4, 4), (1, 6)])
+def test_causal_mask_bottom_right_matches_loop(n_q, n_k):
+    mask = causal_mask(n_q, n_k, align="bottom_right")
+    assert mask.shape == (n_q, n_k) and mask.dtype == bool
+    for i in range(n_q):
+        for j in range(n_k):
+            assert mask[i, j] == (j <= n_k - n_q + i)
+    assert mask[-1].all()  # the newest query sees every key
+
+
+def test_causal_mask_alignments_agree_on_square_masks():
+    np.testing.assert_array_equal(causal_mask(4, align="bottom_right"), causal_mask(4))
+
+
+def test_bottom_right_is_the_last_rows_of_the_square_mask():
+    # the queries are the newest 2 of 5 tokens: rows 3 and 4 of the 5 x 5 causal mask
+    np.testing.assert_array_equal(causal_mask(2, 5, align="bottom_right"), causal_mask(5)[3:])
+
+
+def test_bottom_right_with_more_queries_than_keys_is_refused_by_attention():
+    rng = np.random.default_rng(8)
+    Q, K, V = random_qkv(rng, n_q=5, n_k=3)
+    mask = causal_mask(5, 3, align="bottom_right")  # rows 0 and 1 see no key
+    assert not mask[:2].any() and mask[2:].any(axis=-1).all()
+    with pytest.raises(ValueError, match=r"^attention: query row 0 may attend to no key"):
+        attnlib.attention(Q, K, V, mask=mask)
+
+
+@pytest.mark.parametrize(
+    "align, error",
+    [("bottom-right", ValueError), ("top", ValueError), ("", ValueError), (1, TypeError), (None, TypeError)],
+)  # fmt: skip
+def test_causal_mask_bad_align(align, error):
+    with pytest.raises(
+        error,
+        match=r"^causal_mask: align must be 'top_left' or 'bottom_right', got "
+        + re.escape(repr(align))
+        + r"\.$",
+    ):
+        causal_mask(3, 5, align=align)
+
+
+def test_causal_mask_align_is_keyword_only():
+    with pytest.raises(TypeError):
+        causal_mask(3, 5, "bottom_right")
+
+
 @pytest.mark.parametrize(
     ("args", "error", "message"),
     [
-        ((0,), ValueError, r"causal_mask: n_q must be at least 1, got 0\."),
-        ((3, 0), ValueError, r"causal_mask: n_k must be at least 1, got 0\."),
-        ((2.5,), TypeError, r"causal_mask: n_q must be a whole number, got 2\.5\."),
-        ((3, True), TypeError, r"causal_mask: n_k must be a whole number, got True\."),
+        ((0,), ValueError, r"^causal_mask: n_q must be a positive whole number, got 0\.$"),
+        ((3, 0), ValueError, r"^causal_mask: n_k must be a positive whole number, got 0\.$"),
+        ((2.5,), TypeError, r"^causal_mask: n_q must be a positive whole number, got 2\.5\.$"),
+        ((2.0,), TypeError, r"^causal_mask: n_q must be a positive whole number, got 2\.0\.$"),
+        ((3, True), TypeError, r"^causal_mask: n_k must be a positive whole number, got True\.$"),
     ],
 )
 def test_causal_mask_errors(args, error, message):
@@ -103,7 +153,12 @@ def test_padding_mask_flags_allow_holes():
         (([[1, 2]],), {}, TypeError, r"padding_mask: valid must be lengths .*shape \(1, 2\)"),
         (([True, False],), {"n_k": 2}, ValueError, r"give n_k only with lengths; .*n_k = 2"),
         ((np.array(True),), {}, ValueError, r"padding_mask: valid flags need one entry per key"),
-        (([3],), {"n_k": 0}, ValueError, r"padding_mask: n_k must be at least 1, got 0"),
+        (
+            ([3],),
+            {"n_k": 0},
+            ValueError,
+            r"padding_mask: n_k must be a positive whole number, got 0",
+        ),
     ],
 )
 def test_padding_mask_errors(args, kwargs, error, message):
@@ -200,7 +255,7 @@ def test_fully_masked_row_raises_naming_the_row():
     mask[1] = False
     with pytest.raises(
         ValueError,
-        match=r"attention_weights: query row 1 may attend to no key \(its mask row is all False\)",
+        match=r"^attention: query row 1 may attend to no key \(its mask row is all False\)",
     ):
         attnlib.attention(Q, K, V, mask=mask)
 

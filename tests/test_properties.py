@@ -64,3 +64,20 @@ def test_masked_weights_are_exactly_zero(args, data):
     _, weights = attnlib.attention(Q, K, V, mask=mask)
     assert np.all(weights[~mask] == 0.0)
     np.testing.assert_allclose(weights.sum(axis=-1), 1.0, rtol=1e-12)
+
+
+@settings(max_examples=40, deadline=None)
+@given(qkv(), st.sampled_from([np.float32, np.float64]), st.integers(1, 4))
+def test_float32_stays_float32_and_blocked_agrees(args, dtype, block_size):
+    # entries up to 5: float32 rounds a score of size s by about s * 6e-8, and the weights
+    # move by that much relative, so the scores are kept small enough for a 1e-4 tolerance
+    args = [M / 10 for M in args]
+    Q, K, V = (M.astype(dtype) for M in args)
+    output, weights = attnlib.attention(Q, K, V)
+    blocked = attnlib.blocked_attention(Q, K, V, block_size=block_size)
+    assert output.dtype == weights.dtype == blocked.dtype == dtype
+    exact, _ = attnlib.attention(*(M.astype(dtype).astype(np.float64) for M in args))
+    tol = 1e-4 if dtype == np.float32 else 1e-9
+    scale = max(1.0, float(np.abs(V).max()))
+    np.testing.assert_allclose(output, exact, atol=tol * scale, rtol=tol)
+    np.testing.assert_allclose(blocked, output, atol=tol * scale, rtol=tol)
