@@ -302,7 +302,7 @@ def load_checkers(strict=False):
     break the others.
     """
     global _loaded
-    from . import checkers
+    from .. import checkers
 
     for info in sorted(pkgutil.iter_modules(checkers.__path__), key=lambda m: m.name):
         if info.name.startswith("_"):
