@@ -4,7 +4,9 @@ name every mistake they know, and say "not attempted" for the stub."""
 import numpy as np
 import pytest
 
-from attnlib.selfcheck import MISTAKES, exercise_ids, load_checkers
+from attnlib.checkers import lesson_08 as L8
+from attnlib.checkers import lesson_09 as L9
+from attnlib.selfcheck import MISTAKES, exercise_ids
 from tests.checker_cases import (
     assert_mistake,
     assert_not_attempted,
@@ -12,11 +14,6 @@ from tests.checker_cases import (
     softmax_rows,
     verdict,
 )
-
-load_checkers(strict=True)
-
-from attnlib.checkers import lesson_08 as L8  # noqa: E402  (after the strict load)
-from attnlib.checkers import lesson_09 as L9  # noqa: E402
 
 IDS = [
     "sqrt_variance",

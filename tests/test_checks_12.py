@@ -5,12 +5,9 @@ import numpy as np
 import pytest
 
 import attnlib
-from attnlib.selfcheck import MISTAKES, exercise_ids, load_checkers
+from attnlib.checkers import lesson_12 as L12
+from attnlib.selfcheck import MISTAKES, exercise_ids
 from tests.checker_cases import assert_mistake, assert_not_attempted, verdict
-
-load_checkers(strict=True)
-
-from attnlib.checkers import lesson_12 as L12  # noqa: E402  (after the strict load)
 
 IDS = ["cost_matrix_mib", "cost_doubling", "online_rescale", "blocked_fix"]
 
