@@ -1,32 +1,43 @@
-"""The harness: every unfilled exercise notebook runs top to bottom in a fresh kernel
-(nbclient), each check says "not attempted yet", and nothing else errors or warns."""
+"""The harness: `attnlib check exercises/` grades every unfilled exercise notebook in a
+fresh kernel, exits 1, says "not attempted" for every exercise of the course, and no cell
+raises."""
 
+import json
 from pathlib import Path
 
 import pytest
 
-from attnlib.cli import check_rows, expected_checks, run_notebook
-from attnlib.selfcheck import exercise_ids
+from attnlib.cli import main
+from attnlib.selfcheck import registry
 
 ROOT = Path(__file__).resolve().parent.parent
-EXERCISES = sorted((ROOT / "exercises").glob("*.ipynb"))
 
 
-@pytest.mark.parametrize("path", EXERCISES, ids=lambda p: p.name)
-def test_unfilled_exercise_notebook_says_not_attempted_for_every_check(path):
-    nb = run_notebook(path, timeout=60, allow_errors=True)
-    problems = [
-        f"cell {i + 1}: {out.get('ename') or out.get('name')}: "
-        f"{out.get('evalue') or out.get('text', '')[:200]}"
-        for i, cell in enumerate(nb.cells)
-        for out in cell.get("outputs", [])
-        if out.output_type == "error" or (out.output_type == "stream" and out.name == "stderr")
+@pytest.fixture(scope="module")
+def report():
+    import contextlib
+    import io
+
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        status = main(["check", "--json", "-q", "-j", "2", str(ROOT / "exercises")])
+    return status, json.loads(out.getvalue())
+
+
+def test_unfilled_exercises_exit_1_and_every_exercise_is_not_attempted(report):
+    status, found = report
+    assert status == 1
+    assert [(r["exercise"], r["status"], r["message"]) for r in found["rows"]] == [
+        (i, "not attempted", f"… {i}: not attempted yet") for i in registry.exercises()
     ]
-    assert problems == []
-    ids, _ = expected_checks(nb)
-    assert len(ids) >= 3, f"{path.name} has fewer than three exercises"
-    assert set(ids) <= set(exercise_ids()), "a check uses an id no checker registers"
-    rows = check_rows(path, nb)
-    assert [(r["exercise"], r["message"]) for r in rows] == [
-        (i, f"… {i}: not attempted yet") for i in ids
-    ]
+    assert found["unknown_ids"] == {}
+
+
+def test_no_cell_of_an_unfilled_exercise_notebook_raises(report):
+    assert report[1]["cell_errors"] == {}
+
+
+@pytest.mark.parametrize("stem", registry.LESSONS)
+def test_every_exercise_notebook_has_at_least_three_exercises(stem):
+    assert (ROOT / "exercises" / f"{stem}.ipynb").exists()
+    assert len(registry.for_notebook(stem)) >= 3
