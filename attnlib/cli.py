@@ -13,15 +13,16 @@ import sys
 
 from . import grade
 
-EPILOG = """\
-statuses: passed, wrong (with the mistake's name), not attempted, missing (the check
+EPILOG = r"""statuses: passed, wrong (with the mistake's name), not attempted, missing (the check
 cell was removed), not reached (a timeout or a dead kernel stopped the notebook first),
 error (one-line reason). Exit status: 0 every exercise passed, 1 some did not (or a
 folder held no notebook), 2 the grader itself could not run.
 
 A student's code runs with your user's rights. For an untrusted class, run the grader
-in a container without network, e.g.
-  docker run --rm --network none -v "$PWD/handed-in:/class:ro" IMAGE attnlib check /class/*/
+in a container without network (wheels made once with `pip wheel -w wheels .`):
+  docker run --rm --network none -v "$PWD/wheels:/wheels:ro" -v "$PWD/handed-in:/class:ro" \
+    python:3.11 sh -c 'pip install -q --no-index --find-links /wheels attnlib &&
+    attnlib check /class/*/'
 """
 
 

@@ -55,7 +55,7 @@ def test_help_states_the_limits_defaults_and_the_container_command(capsys):
         "bytes of output one notebook may print (default 16777216)",
         "notebooks graded in parallel (default: the number of cores",
         "--jsonl",
-        'docker run --rm --network none -v "$PWD/handed-in:/class:ro"',
+        'docker run --rm --network none -v "$PWD/wheels:/wheels:ro" -v "$PWD/handed-in:/class:ro"',
     ):
         assert needed in text
 

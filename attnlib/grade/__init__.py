@@ -119,21 +119,32 @@ def compile_package():
     compileall.compile_dir(package_root(), quiet=2)
 
 
-def package_digest():
-    """SHA-256 over the installed ``attnlib`` package's files, bytecode included.
+def package_files():
+    """``{relative path: SHA-256}`` of the installed ``attnlib`` package, bytecode included.
 
     Kernels run with ``PYTHONDONTWRITEBYTECODE``, and :func:`compile_package` runs
-    before the first digest, so a ``.pyc`` that appears or changes is tampering too.
+    before the first look, so a ``.pyc`` that appears or changes is tampering too.
     """
     root = package_root()
-    digest = hashlib.sha256()
+    found = {}
     for path in sorted(root.rglob("*")):
-        if not (path.is_file() or path.is_symlink()):
-            continue
-        digest.update(str(path.relative_to(root)).encode() + b"\0")
-        digest.update(path.read_bytes() if path.is_file() else b"->" + os.fsencode(path.resolve()))
-        digest.update(b"\0")
-    return digest.hexdigest()
+        if path.is_symlink():
+            found[str(path.relative_to(root))] = "-> " + os.readlink(path)
+        elif path.is_file():
+            found[str(path.relative_to(root))] = hashlib.sha256(path.read_bytes()).hexdigest()
+    return found
+
+
+def package_digest():
+    """One SHA-256 over :func:`package_files`."""
+    return hashlib.sha256(repr(sorted(package_files().items())).encode()).hexdigest()
+
+
+def changed_files(before, after):
+    """Names of the files added, removed or changed between two :func:`package_files`."""
+    return sorted(
+        name for name in before.keys() | after.keys() if before.get(name) != after.get(name)
+    )
 
 
 def _load_registry():
@@ -174,7 +185,7 @@ def grade(paths, jobs=1, limits=None, on_result=None, registry=None, verify_pack
 
     files = snapshot(groups)
     compile_package()
-    before = package_digest()
+    before = package_files()
     notebooks = [(folder, path) for folder, found in groups for path in found]
     results, lock, touched = {}, threading.Lock(), []
 
@@ -185,9 +196,11 @@ def grade(paths, jobs=1, limits=None, on_result=None, registry=None, verify_pack
         data = files.get(str(path)) or b""
         result = grade_notebook(path, data, registry, limits)
         result["folder"] = folder
-        if verify_package and package_digest() != before:
-            with lock:
-                touched.append(str(path))
+        if verify_package:
+            changed = changed_files(before, package_files())
+            if changed:
+                with lock:
+                    touched.append(f"{path} ({', '.join(changed[:3])})")
         return result
 
     try:

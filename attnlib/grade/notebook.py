@@ -9,7 +9,6 @@ decoded data in this process with the exercise's expected values.
 """
 
 import json
-import os
 import re
 import secrets
 import shutil
@@ -211,6 +210,7 @@ def grade_notebook(path, data, registry, limits):
     result["cell_errors"] = [
         [cells[i][0], reason] for i, reason in output.get("cell_errors", []) if i < len(cells)
     ]
+    result["cell_seconds"] = output.get("cell_seconds", 0.0)
     stop = output.get("stop")
     reason = _stop_reason(stop, cells, limits, output.get("exit")) if stop else None
     for ex in exercises:
@@ -254,7 +254,6 @@ def run_in_kernel(path, data, sources, captures, nonce, limits):
                 text=True,
                 cwd=folder,
                 timeout=limits["budget"] + 120,  # the runner keeps its own limits first
-                env={k: v for k, v in os.environ.items() if not k.startswith("PYTHON")},
             )
             return json.loads(done.stdout.strip().splitlines()[-1])
         except (subprocess.TimeoutExpired, ValueError, IndexError) as err:

@@ -120,7 +120,15 @@ class Stop(Exception):
 
 def run_cell(client, kernel, code, limits, collect=None):
     """Execute one cell and wait for it; return its error (``"Name: value"``) or None."""
-    deadline = min(time.monotonic() + limits["cell_timeout"], limits["budget_end"])
+    started = time.monotonic()
+    deadline = min(started + limits["cell_timeout"], limits["budget_end"])
+    try:
+        return _wait_for_cell(client, kernel, code, deadline, limits, collect)
+    finally:
+        limits["cell_seconds"] += time.monotonic() - started
+
+
+def _wait_for_cell(client, kernel, code, deadline, limits, collect):
     msg_id = client.execute(code, store_history=collect is None, allow_stdin=False)
     error = None
     while True:
@@ -152,28 +160,28 @@ def run_cell(client, kernel, code, limits, collect=None):
 
 
 def wait_for_ready(client, kernel):
-    """Ask for kernel_info until the kernel answers (or dies, or takes too long)."""
+    """Ask for kernel_info until the kernel answers on both channels (or dies, or is late).
+
+    iopub is connected once it relays the request's "idle" status; earlier requests may
+    be lost to ZeroMQ's late subscriber, so they are sent again.
+    """
     deadline = time.monotonic() + STARTUP_TIMEOUT
     while time.monotonic() < deadline:
         if kernel.poll() is not None:
             raise Stop("start")
         msg_id = client.kernel_info()
-        try:
-            while True:
-                reply = client.get_shell_msg(timeout=0.5)
-                if reply.get("parent_header", {}).get("msg_id") == msg_id:
-                    break
-        except queue.Empty:
-            continue
-        seen = 0
-        while True:  # iopub is connected once it shows the reply's status; drain the chatter
+        until = time.monotonic() + 0.5
+        while time.monotonic() < until:
             try:
-                client.get_iopub_msg(timeout=0.2)
-                seen += 1
+                msg = client.get_iopub_msg(timeout=max(0.0, until - time.monotonic()))
             except queue.Empty:
                 break
-        if seen:
-            return
+            if (
+                msg.get("parent_header", {}).get("msg_id") == msg_id
+                and msg["msg_type"] == "status"
+                and msg["content"].get("execution_state") == "idle"
+            ):
+                return
     raise Stop("start")
 
 
@@ -221,6 +229,7 @@ def run(job):
     nonce = job["nonce"]
     limits = {"output": job["output_cap"], "capture": 64 * 2**20}
     limits["cell_timeout"] = job["cell_timeout"]
+    limits["cell_seconds"] = 0.0
     index = -1
     try:
         wait_for_ready(client, kernel)
@@ -249,6 +258,7 @@ def run(job):
         client.stop_channels()
         result["killed"] = kill_all(kernel)
         result["exit"] = kernel.returncode
+        result["cell_seconds"] = limits["cell_seconds"]
         shutil.rmtree(private, ignore_errors=True)
     return result
 

@@ -144,7 +144,9 @@ def build_class(root, pid_file, spawned):
         skip["cells"][i]["metadata"]["tags"] = ["skip-execution", "nbval-skip"]
         skip["cells"][i]["outputs"] = answers["cells"][i]["outputs"]
     hand_in("skip_tagged", skip)
-    hand_in("display_record", insert_after_setup(unsolved(), code(FORGED_RECORDS)))
+    forged = unsolved()
+    forged["cells"].append(code(FORGED_RECORDS))  # after the real checks: the last record won
+    hand_in("display_record", forged)
     patched = insert_after_setup(unsolved(), code(PATCHES))
     for i in check_cells(patched):
         if '"scores"' in src(patched["cells"][i]):
