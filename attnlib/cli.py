@@ -26,6 +26,13 @@ in a container without network (wheels made once with `pip wheel -w wheels .`):
 """
 
 
+def _positive(text):
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"-j needs at least 1 job, got {value}")
+    return value
+
+
 def _progress(args):
     def on_result(result, done, total):
         if not args.quiet:
@@ -81,7 +88,7 @@ def build_parser():
     p.add_argument(
         "-j",
         "--jobs",
-        type=int,
+        type=_positive,
         default=os.cpu_count() or 1,
         help="notebooks graded in parallel (default: the number of cores, %(default)s here)",
     )
@@ -109,7 +116,13 @@ def build_parser():
 
 
 def main(argv=None):
-    args = build_parser().parse_args(argv)
+    argv = sys.argv[1:] if argv is None else list(argv)
+    try:
+        args = build_parser().parse_args(argv)
+    except SystemExit as stop:  # argparse has printed its error (or --help) on its own
+        if stop.code and ("--json" in argv or "--jsonl" in argv):
+            print(json.dumps({"error": "invalid arguments (see stderr)", "all_passed": False}))
+        raise
     return args.func(args)
 
 

@@ -194,7 +194,12 @@ def grade(paths, jobs=1, limits=None, on_result=None, registry=None, verify_pack
         if touched:
             return None
         data = files.get(str(path)) or b""
-        result = grade_notebook(path, data, registry, limits)
+        try:
+            result = grade_notebook(path, data, registry, limits)
+        except Exception as err:  # a bug of ours costs one notebook, never the class
+            reason = f"the grader failed on this notebook: {type(err).__name__}: {err}"
+            result = {"notebook": str(path), "unknown_ids": [], "cell_errors": []}
+            result["rows"] = [row(path, NOTEBOOK, "error", message=reason[:300])]
         result["folder"] = folder
         if verify_package:
             changed = changed_files(before, package_files())

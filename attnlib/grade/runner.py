@@ -29,6 +29,7 @@ import os
 import queue
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import tempfile
@@ -191,15 +192,28 @@ def frames(text, nonce):
     return parts[1:-1:2]
 
 
-def run(job):
-    from jupyter_client import BlockingKernelClient
-    from jupyter_client.connect import write_connection_file
+def connection_file(folder):
+    """Write a kernel connection file (five free local ports, a random key); its path."""
+    sockets = [socket.socket() for _ in range(5)]
+    for sock in sockets:
+        sock.bind(("127.0.0.1", 0))
+    ports = [sock.getsockname()[1] for sock in sockets]
+    for sock in sockets:
+        sock.close()
+    names = ("shell_port", "iopub_port", "stdin_port", "control_port", "hb_port")
+    info = dict(zip(names, ports, strict=True))
+    info |= {"ip": "127.0.0.1", "key": os.urandom(32).hex(), "transport": "tcp"}
+    info |= {"signature_scheme": "hmac-sha256", "kernel_name": ""}
+    path = os.path.join(folder, "kernel.json")
+    with open(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600), "w") as f:
+        json.dump(info, f)
+    return path
 
+
+def run(job):
     result = {"captured": {}, "capture_errors": {}, "cell_errors": [], "stop": None, "killed": 0}
     private = tempfile.mkdtemp(prefix="attnlib-kernel-")
-    connection, _ = write_connection_file(
-        os.path.join(private, "kernel.json"), ip="127.0.0.1", key=os.urandom(32).hex().encode()
-    )
+    connection = connection_file(private)
     env = dict(os.environ)
     env.update(
         PYTHONDONTWRITEBYTECODE="1",  # a kernel writes no bytecode: any new .pyc is tampering
@@ -223,6 +237,8 @@ def run(job):
         start_new_session=True,  # its own session and process group, killed as one
         preexec_fn=die_with_parent,
     )
+    from jupyter_client import BlockingKernelClient  # imported while the kernel starts
+
     client = BlockingKernelClient()
     client.load_connection_file(connection)
     client.start_channels(hb=False)
