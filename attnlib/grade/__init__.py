@@ -22,6 +22,7 @@ Statuses: passed / wrong / not attempted / missing / not reached / error. Exit c
 
 import hashlib
 import os
+import signal
 import sys
 import threading
 from concurrent.futures import ThreadPoolExecutor, as_completed
@@ -147,6 +148,28 @@ def changed_files(before, after):
     )
 
 
+def sweep(known):
+    """Kill and reap every child of this process that is neither a runner nor in ``known``.
+
+    The grader is a child subreaper (Linux), so a process a notebook started comes here
+    when its runner dies (a notebook can kill its own runner); a runner's own sweep
+    handles every other case.
+    """
+    from .notebook import RUNNERS, RUNNERS_LOCK
+    from .runner import children
+
+    with RUNNERS_LOCK:
+        for pid in set(children(os.getpid())) - known - RUNNERS:
+            try:
+                pgid = os.getpgid(pid)
+                if pgid != os.getpgrp():
+                    os.killpg(pgid, signal.SIGKILL)
+                os.kill(pid, signal.SIGKILL)
+                os.waitpid(pid, 0)
+            except (ProcessLookupError, PermissionError, ChildProcessError):
+                pass
+
+
 def _load_registry():
     try:
         from attnlib.selfcheck import registry
@@ -187,6 +210,10 @@ def grade(paths, jobs=1, limits=None, on_result=None, registry=None, verify_pack
     compile_package()
     before = package_files()
     notebooks = [(folder, path) for folder, found in groups for path in found]
+    from .runner import become_subreaper, children
+
+    become_subreaper()
+    known = set(children(os.getpid()))
     results, lock, touched = {}, threading.Lock(), []
 
     def one(item):
@@ -201,6 +228,7 @@ def grade(paths, jobs=1, limits=None, on_result=None, registry=None, verify_pack
             result = {"notebook": str(path), "unknown_ids": [], "cell_errors": []}
             result["rows"] = [row(path, NOTEBOOK, "error", message=reason[:300])]
         result["folder"] = folder
+        sweep(known)
         if verify_package:
             changed = changed_files(before, package_files())
             if changed:
@@ -221,6 +249,7 @@ def grade(paths, jobs=1, limits=None, on_result=None, registry=None, verify_pack
                 if on_result is not None:
                     on_result(result, done, len(notebooks))
     finally:
+        sweep(known)
         tampered = restore(files)
     if touched:
         raise GraderError(

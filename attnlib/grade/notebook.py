@@ -15,6 +15,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -24,6 +25,7 @@ OUTPUT_CAP = 16 * 2**20  # bytes of output one notebook's cells may send
 STATUSES = ("passed", "wrong", "not attempted", "missing", "not reached", "error")
 CHECK_CALL = re.compile(r"""\bcheck\(\s*(['"])(\w+)\1""")
 RUNNER = Path(__file__).with_name("runner.py")
+RUNNERS, RUNNERS_LOCK = set(), threading.Lock()  # process ids of the runners now running
 NOTEBOOK = "(notebook)"  # the exercise column of a row about the whole file
 
 
@@ -247,16 +249,29 @@ def run_in_kernel(path, data, sources, captures, nonce, limits):
     try:
         (Path(folder) / Path(path).name).write_bytes(data)
         try:
-            done = subprocess.run(
-                [sys.executable, "-I", str(RUNNER)],
-                input=json.dumps(job),
-                capture_output=True,
-                text=True,
-                cwd=folder,
-                timeout=limits["budget"] + 120,  # the runner keeps its own limits first
-            )
-            return json.loads(done.stdout.strip().splitlines()[-1])
-        except (subprocess.TimeoutExpired, ValueError, IndexError) as err:
+            with RUNNERS_LOCK:  # a sweep never takes a runner just started for an orphan
+                runner = subprocess.Popen(
+                    [sys.executable, "-I", str(RUNNER)],
+                    stdin=subprocess.PIPE,
+                    stdout=subprocess.PIPE,
+                    stderr=subprocess.DEVNULL,
+                    text=True,
+                    cwd=folder,
+                )
+                RUNNERS.add(runner.pid)
+            try:
+                out, _ = runner.communicate(json.dumps(job), timeout=limits["budget"] + 120)
+            except subprocess.TimeoutExpired:  # the runner keeps its own limits first
+                runner.kill()
+                out, _ = runner.communicate()
+            finally:
+                with RUNNERS_LOCK:
+                    RUNNERS.discard(runner.pid)
+            lines = out.strip().splitlines()
+            if not lines:
+                raise ValueError(f"it ended with status {runner.returncode} and no result")
+            return json.loads(lines[-1])
+        except (OSError, ValueError) as err:
             message = f"the kernel runner failed: {_one_line(err, 200)}"
             return {
                 "captured": {},

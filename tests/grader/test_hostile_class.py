@@ -31,7 +31,7 @@ from .conftest import (
     write,
 )
 
-CELL_TIMEOUT = 10  # seconds; the hostile endless loop costs this much
+CELL_TIMEOUT = 15  # seconds; the hostile endless loop costs this much
 OUTPUT_CAP = 2_000_000
 
 FORGED_RECORDS = "\n".join(
@@ -178,6 +178,9 @@ def build_class(root, pid_file, spawned):
         insert_after_setup(unsolved(), code(f"open({str(victim)!r}, 'w').write('{{}}')")),
     )
     hand_in("daemons", insert_after_setup(unsolved(), code(DAEMONS.format(pids=str(spawned)))))
+    kill_runner = "import os, signal\nos.kill(os.getppid(), signal.SIGKILL)"
+    daemon_then_kill = code(DAEMONS.format(pids=str(spawned)) + "\n" + kill_runner)
+    hand_in("kills_its_runner", with_cell_after(solved(), "score_eat_seeds", daemon_then_kill))
     # faults: each is an error row for its notebook, and the rest of the class is graded
     hand_in("invalid_json", b'{"cells": [')
     hand_in("zero_bytes", b"")
@@ -258,7 +261,7 @@ def test_every_handed_in_file_is_byte_identical_afterwards(graded):
 
 def test_no_process_a_notebook_started_survives_the_grading(graded):
     assert len(graded["kernels"]) >= 15  # the kernels of the notebooks that ran
-    assert len(graded["spawned"]) == 2  # a sleep in its own session and a daemon
+    assert len(graded["spawned"]) == 4  # twice a sleep in its own session and a daemon
     assert [pid for pid in graded["kernels"] + graded["spawned"] if alive(pid)] == []
 
 
@@ -379,6 +382,12 @@ def test_a_broken_file_is_one_error_row(graded, student, reason):
     assert list(found) == ["(notebook)"]
     assert found["(notebook)"]["status"] == "error"
     assert found["(notebook)"]["message"].startswith(reason)
+
+
+def test_a_notebook_that_kills_its_runner_is_error_rows_and_leaves_nothing_behind(graded):
+    found = rows(graded, "kills_its_runner")
+    assert {r["status"] for r in found.values()} == {"error"}
+    assert "the kernel runner failed" in found["scores"]["message"]
 
 
 def test_a_malformed_record_and_fake_frames_change_nothing(graded):
