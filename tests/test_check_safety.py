@@ -217,3 +217,25 @@ def test_no_function_result_is_ever_reported_as_the_checker_failing(result):
     feedback = check("softmax", lambda x: result, quiet=True)
     assert "checker failed" not in feedback.message
     assert "\n" not in feedback.message
+
+
+RECORDS = st.lists(
+    st.one_of(
+        st.fixed_dictionaries({"ok": ODD}),
+        st.fixed_dictionaries({"error": st.text(max_size=20)}),
+        st.fixed_dictionaries({"timeout": st.floats(0, 10)}),
+        st.fixed_dictionaries({"exit": st.integers(-5, 5)}),
+        ODD,
+    ),
+    max_size=6,
+)
+FUNCTION_EXERCISES = [e for e in registry.exercises().values() if e.kind == "function"]
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(records=RECORDS | ODD, exercise=st.sampled_from(FUNCTION_EXERCISES))
+def test_judge_never_raises_on_any_data_the_grader_may_decode(records, exercise):
+    feedback = exercise.judge(records)  # the grader's path: data only, no learner code
+    assert "checker failed" not in feedback.message
+    assert feedback.status in ("wrong", "not attempted", "error")
+    assert "\n" not in feedback.message
