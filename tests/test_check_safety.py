@@ -16,7 +16,7 @@ import time
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from attnlib import example as ex
@@ -204,6 +204,8 @@ ODD = st.recursive(
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(answer=ODD, exercise_id=st.sampled_from(sorted(registry.exercises())))
+@example(answer=[10**400, 1], exercise_id="scores")  # too large for a float
+@example(answer=(np.ma.masked_array([1.0]), None), exercise_id="qkv")
 def test_no_answer_is_ever_reported_as_the_checker_failing(answer, exercise_id):
     feedback = check(exercise_id, answer, quiet=True)
     assert "checker failed" not in feedback.message
