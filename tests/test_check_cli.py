@@ -74,6 +74,10 @@ def test_the_table_the_reasons_and_the_summary_leave_the_file_alone(mixed, capsy
         "double_keys": "missing",
     }
     assert f'{mixed} double_keys: no cell calls check("double_keys", ...)' in out
+    assert re.search(
+        f"{re.escape(str(mixed))}: cell \\d+ raised NameError: name 'undefined_name' is not defined",
+        out,
+    )
     assert lines[-1] == (
         "4 exercises in 1 notebook: 1 passed, 1 wrong, 1 not attempted, 1 missing, "
         "0 not reached, 0 errors"

@@ -321,6 +321,9 @@ def text_report(report, out=None):
             r["status"] == "wrong" and not r["mistake"]
         ):
             print(f"{r['notebook']} {r['exercise']}: {r['message']}", file=out)
+    for notebook, errors in report["cell_errors"].items():
+        for number, reason in errors:
+            print(f"{notebook}: cell {number} raised {reason}", file=out)
     for notebook, ids in report["unknown_ids"].items():
         print(f"{notebook}: ignored unknown exercise ids: {', '.join(ids)}", file=out)
     for name in report["tampered"]:
