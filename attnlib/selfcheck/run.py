@@ -132,6 +132,11 @@ def call_cases(function, cases, seconds=TIME_LIMIT):
         One record per case: ``{"ok": value}``, ``{"error": "Name: message"}``,
         ``{"timeout": seconds}`` or ``{"exit": code}``; cases after a timeout or an exit
         are ``{"error": "not run: ..."}``.
+
+    Notes
+    -----
+    Needs ``os.fork`` (Linux, macOS). Where it is missing (Windows) the function is called
+    in this process instead: the same records, but no time limit.
     """
     cases = [tuple(args) for args in cases]
     if not hasattr(os, "fork"):
