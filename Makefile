@@ -46,8 +46,9 @@ ifneq ($(strip $(NOTEBOOKS)),)
 endif
 
 ## notebooks: re-run every lesson and solution in a fresh kernel and store the outputs
+##      (maintainers: tools/execute.py)
 notebooks: $(STAMP)
-	$(BIN)/attnlib execute notebooks solutions
+	$(BIN)/python tools/execute.py notebooks solutions
 
 clean:
 	rm -rf $(VENV) *.egg-info
@@ -57,10 +58,11 @@ clean:
 progress: $(STAMP)
 	@$(BIN)/attnlib check exercises/ || true  # not done yet is not a failure here
 
-## exercises: regenerate exercises/ from solutions/ (exercises/ is never edited by hand)
+## exercises: regenerate exercises/ from solutions/ (exercises/ is never edited by hand;
+##      maintainers: tools/generate.py)
 .PHONY: exercises
 exercises: $(STAMP)
-	$(BIN)/attnlib exercises
+	$(BIN)/python tools/generate.py
 
 ## test-browser: the lessons' widgets in JupyterLab, driven by Debian's Chromium with Playwright
 ##      (needs /usr/bin/chromium: `apt-get install chromium`; never a browser download)

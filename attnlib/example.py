@@ -9,11 +9,22 @@ and say whether it matches.
 array([3., 9., 6.])
 >>> compare("scores", [[3, 9, 6], [6, 4, 5], [6, 8, 7]])
 matches the document: 9 of 9 values
+
+The worked example's Q, K, V, scores ``S``, scaled scores, weights ``A`` and ``OUTPUT`` are
+computed once here with ``attnlib.core``. Every array is read-only, so no notebook cell can
+change what the checkers compare against:
+
+>>> X[0, 0] = 5
+Traceback (most recent call last):
+...
+ValueError: assignment destination is read-only
 """
 
 from dataclasses import dataclass
 
 import numpy as np
+
+from .core import attention_weights, project, qk_scores, scale_scores
 
 TOKENS = ("birds", "eat", "seeds")
 
@@ -31,6 +42,25 @@ W_K = np.array([[1, 0], [0, 1], [1, 0], [1, 0]], dtype=np.float64)  # (d_model, 
 W_V = np.array([[0, 2], [2, 0], [0, 1], [0, 2]], dtype=np.float64)  # (d_model, d_v)
 
 d_model, d_k, d_v = 4, 2, 2
+
+# ---- the worked example computed once, with attnlib.core (never typed in) ------------------
+Q, K, V = project(X, W_Q), project(X, W_K), project(X, W_V)  # (n, d_k), (n, d_k), (n, d_v)
+S = qk_scores(Q, K)  # scores (n_q, n_k) = (3, 3)
+SCALED = scale_scores(S, d_k)  # S / sqrt(d_k)
+A = attention_weights(Q, K)  # softmax of each row of SCALED: weights, rows sum to 1
+OUTPUT = A @ V  # (n_q, n_k) @ (n_k, d_v) -> (3, 2)
+
+
+def _read_only(*arrays):
+    """Freeze the example's arrays: ``X[:, :2] *= 10`` raises instead of changing them.
+
+    A lesson that wants to change a copy says so: ``X = example.X.copy()``.
+    """
+    for array in arrays:
+        array.flags.writeable = False
+
+
+_read_only(X, W_Q, W_K, W_V, Q, K, V, S, SCALED, A, OUTPUT)
 
 
 @dataclass(frozen=True)
@@ -57,7 +87,9 @@ class Printed:
 
 
 def _printed(title, values, decimals, rows=TOKENS, cols=TOKENS):
-    return Printed(title, np.array(values, dtype=np.float64), decimals, tuple(rows), tuple(cols))
+    values = np.array(values, dtype=np.float64)
+    _read_only(values)
+    return Printed(title, values, decimals, tuple(rows), tuple(cols))
 
 
 _D2 = ("dim 1", "dim 2")

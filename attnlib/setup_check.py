@@ -1,4 +1,4 @@
-"""Is this machine ready for the course? Find python and the five packages the lessons use.
+"""Is this machine ready for the course? Find python and the packages the course uses.
 
 Nothing here imports the packages it checks: versions are read from the
 installed package metadata, so a missing package is reported in words instead
@@ -6,7 +6,8 @@ of as an ImportError in the learner's first cell.
 
 >>> found, report = check_setup()
 >>> [name for name, _ in found]
-['python', 'numpy', 'sympy', 'matplotlib', 'ipywidgets', 'jupyterlab']
+['python', 'numpy', 'sympy', 'matplotlib', 'ipywidgets', 'jupyterlab', 'ipython', 'ipykernel',
+ 'jupyter_client']
 """
 
 import platform
@@ -21,6 +22,9 @@ REQUIRED = (
     ("matplotlib", "3.7"),
     ("ipywidgets", "8.0"),
     ("jupyterlab", "4.0"),
+    ("ipython", "8.0"),
+    ("ipykernel", "6.0"),
+    ("jupyter_client", "8.0"),
 )
 
 FIX = (
@@ -101,7 +105,7 @@ def check_setup(required=REQUIRED):
         Each package with the version found, or None when it is missing.
     report : str
         One line per package (its version, ``MISSING`` or ``TOO OLD``), then the
-        :func:`verdict`, e.g. ``setup check: all 6 packages found``.
+        :func:`verdict`, e.g. ``setup check: all 9 packages found``.
 
     Examples
     --------
@@ -114,10 +118,10 @@ def check_setup(required=REQUIRED):
         version = installed_version(name)
         found.append((name, version))
         if version is None:
-            lines.append(f"{name:<11} MISSING (needs {oldest} or newer)")
+            lines.append(f"{name:<14} MISSING (needs {oldest} or newer)")
         elif _problem(name, version, oldest):
-            lines.append(f"{name:<11} {version}  TOO OLD (needs {oldest} or newer)")
+            lines.append(f"{name:<14} {version}  TOO OLD (needs {oldest} or newer)")
         else:
-            lines.append(f"{name:<11} {version}")
+            lines.append(f"{name:<14} {version}")
     lines.append(verdict(found, required))
     return found, "\n".join(lines)

@@ -1,9 +1,14 @@
-"""What the checker tests share: ask a checker quietly, assert the one line it gives, and
-the softmax a learner writes, from which the right and wrong answers are built.
+"""What the checker tests share, written once: ask a checker quietly and assert the one
+line it gives; the softmax a learner writes, from which right and wrong answers are built;
+random Q, K, V of given sizes; and the parser of a notebook's check cells.
 
 The softmax here is written the way the solution notebooks write it, never taken from
 attnlib, so a checker test cannot pass by comparing the package with itself.
 """
+
+import json
+import re
+from pathlib import Path
 
 import numpy as np
 
@@ -109,3 +114,67 @@ def naive_softmax(x, axis=-1):
     """
     e = np.exp(x)
     return e / e.sum(axis=axis, keepdims=True)
+
+
+def random_qkv(seed, n_q=3, n_k=5, d_k=4, d_v=2, spread=1.0):
+    """Random queries, keys and values with every size different by default.
+
+    Parameters
+    ----------
+    seed : int
+        For ``np.random.default_rng``.
+    n_q, n_k, d_k, d_v : int
+        Q is (n_q, d_k), K is (n_k, d_k), V is (n_k, d_v).
+    spread : float
+        Scale of Q and K (large values give large scores).
+
+    Returns
+    -------
+    tuple of ndarray
+        ``(Q, K, V)``.
+
+    Examples
+    --------
+    >>> [a.shape for a in random_qkv(0)]
+    [(3, 4), (5, 4), (5, 2)]
+    """
+    rng = np.random.default_rng(seed)
+    Q = rng.normal(size=(n_q, d_k)) * spread
+    K = rng.normal(size=(n_k, d_k)) * spread
+    V = rng.normal(size=(n_k, d_v))
+    return Q, K, V
+
+
+CHECK_LINE = re.compile(r'^check\("(\w+)", (.+?)\)$', re.MULTILINE)
+
+
+def check_cells(path):
+    """The check cells of a notebook: ``check("<id>", <answer>)`` on a line of its own.
+
+    Parameters
+    ----------
+    path : str or Path
+        An ``.ipynb`` file.
+
+    Returns
+    -------
+    list of (int, str, str)
+        ``(index among the code cells, exercise id, answer expression)``, in order;
+        a call with more arguments (``quiet=True``) is not a check cell.
+
+    Examples
+    --------
+    >>> check_cells(ROOT / "exercises" / "03_scoring.ipynb")[1]
+    (2, 'scores', 'S')
+    """
+    cells = json.loads(Path(path).read_text(encoding="utf-8"))["cells"]
+    code = ["".join(c["source"]) for c in cells if c["cell_type"] == "code"]
+    return [
+        (index, exercise_id, answer)
+        for index, source in enumerate(code)
+        for exercise_id, answer in CHECK_LINE.findall(source)
+        if "quiet=" not in answer
+    ]
+
+
+ROOT = Path(__file__).resolve().parent.parent

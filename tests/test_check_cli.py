@@ -1,165 +1,170 @@
-"""`attnlib check`: runs notebooks in a fresh kernel without touching them and reports
-every exercise as passed / wrong: <mistake> / not attempted / error."""
+"""`attnlib check`: the table, the summaries, JSON and JSON lines, -j, exit statuses 0/1/2.
+
+The hostile notebooks (forgeries, faults, isolation) are in tests/grader/.
+"""
 
 import hashlib
 import json
+import re
 import shutil
 from pathlib import Path
 
-import nbformat
 import pytest
 
-from attnlib.cli import CHECK_CALL, main
-from attnlib.selfcheck import METADATA_KEY
+from attnlib.cli import main
+from tests.grader.conftest import code, solved, unsolved, write
 
 ROOT = Path(__file__).resolve().parent.parent
-SETUP = "import numpy as np\nfrom attnlib import example as ex\nfrom attnlib.selfcheck import check"
-Q = "Q, K = ex.X @ ex.W_Q, ex.X @ ex.W_K"
-
-
-def write_notebook(path, *sources):
-    nb = nbformat.v4.new_notebook()
-    nb.metadata["kernelspec"] = {
-        "name": "python3",
-        "display_name": "Python 3",
-        "language": "python",
-    }
-    nb.cells = [nbformat.v4.new_code_cell(s) for s in (SETUP, Q, *sources)]
-    nbformat.write(nb, path)
-    return path
 
 
 def digest(path):
     return hashlib.sha256(Path(path).read_bytes()).hexdigest()
 
 
+def mixed_notebook():
+    """Lesson 03 with one exercise in each state: passed, wrong, not attempted, missing."""
+    nb = unsolved()
+    cells = nb["cells"]
+    for cell in cells:
+        source = "".join(cell["source"]) if isinstance(cell["source"], list) else cell["source"]
+        if 'check("score_eat_seeds"' in source:
+            cell["source"] = (
+                'score_eat_seeds = 2 * 2 + 1 * 1\ncheck("score_eat_seeds", score_eat_seeds)'
+            )
+        elif 'check("scores"' in source:
+            cell["source"] = 'S = K @ Q.T\ncheck("scores", S)'
+        elif 'check("double_keys"' in source:
+            cell["source"] = "prediction = 2"  # the check line was deleted
+    cells.append(code("print(undefined_name)"))  # a cell error outside any check
+    return nb
+
+
 @pytest.fixture(scope="module")
 def mixed(tmp_path_factory):
-    """A handed-in notebook with one exercise in every state."""
-    return write_notebook(
-        tmp_path_factory.mktemp("student") / "03_scoring.ipynb",
-        'check("scores", Q @ K.T)',  # passed
-        'check("scaled_scores", Q @ K.T)',  # wrong: unscaled
-        'check("weights", np.zeros((3, 3)))',  # wrong, no named mistake
-        'check("output", ...)',  # not attempted
-        'def attention(Q, K, V):\n    return 1 / 0\n\n\ncheck("attention", attention)',  # error
-        'S = undefined_name\ncheck("qkv", S)',  # the cell raises before its check
-        "print(also_undefined)",  # a cell error outside any check
-    )
+    return write(tmp_path_factory.mktemp("student") / "03_scoring.ipynb", mixed_notebook())
 
 
-def test_check_prints_a_table_and_a_summary_and_leaves_the_file_alone(mixed, capsys):
+def test_help_states_the_limits_defaults_and_the_container_command(capsys):
+    with pytest.raises(SystemExit) as stop:
+        main(["check", "--help"])
+    assert stop.value.code == 0
+    text = " ".join(capsys.readouterr().out.split())
+    for needed in (
+        "seconds one cell may run (default 30)",
+        "seconds all cells of one notebook may run (default 120)",
+        "bytes of output one notebook may print (default 16777216)",
+        "notebooks graded in parallel (default: the number of cores",
+        "--jsonl",
+        'docker run --rm --network none -v "$PWD/wheels:/wheels:ro" -v "$PWD/handed-in:/class:ro"',
+    ):
+        assert needed in text
+
+
+def test_the_table_the_reasons_and_the_summary_leave_the_file_alone(mixed, capsys):
     before = digest(mixed)
-    assert main(["check", str(mixed)]) == 1
-    assert digest(mixed) == before  # byte-identical
+    assert main(["check", "-q", str(mixed)]) == 1
+    assert digest(mixed) == before
     out = capsys.readouterr().out
-    rows = {line.split()[1]: " ".join(line.split()[2:]) for line in out.splitlines()[2:9]}
+    lines = out.splitlines()
+    rows = {line.split()[1]: " ".join(line.split()[2:]) for line in lines[2:6]}
     assert rows == {
-        "scores": "passed",
-        "scaled_scores": "wrong: unscaled",
-        "weights": "wrong",
-        "output": "not attempted",
-        "attention": "error",
-        "qkv": "error",
-        "(cell": "9) error",
+        "score_eat_seeds": "passed",
+        "scores": "wrong: transposed",
+        "scores_loop": "not attempted",
+        "double_keys": "missing",
     }
-    assert "attention: ✗ attention: error: your function raised ZeroDivisionError" in out
-    assert "qkv: the check did not run: NameError: name 'undefined_name' is not defined" in out
-    assert out.rstrip().endswith(
-        "7 exercises in 1 notebook: 1 passed, 2 wrong, 1 not attempted, 3 errors"
+    assert f'{mixed} double_keys: no cell calls check("double_keys", ...)' in out
+    assert re.search(
+        f"{re.escape(str(mixed))}: cell \\d+ raised NameError: name 'undefined_name' is not defined",
+        out,
+    )
+    assert lines[-1] == (
+        "4 exercises in 1 notebook: 1 passed, 1 wrong, 1 not attempted, 1 missing, "
+        "0 not reached, 0 errors"
     )
 
 
-def test_check_json(mixed, capsys):
-    assert main(["check", "--json", str(mixed)]) == 1
+def test_json_is_the_whole_report(mixed, capsys):
+    assert main(["check", "--json", "-q", str(mixed)]) == 1
     report = json.loads(capsys.readouterr().out)
     assert report["all_passed"] is False
     assert report["summary"] == {
         "passed": 1,
-        "wrong": 2,
+        "wrong": 1,
         "not attempted": 1,
-        "error": 3,
-        "total": 7,
+        "missing": 1,
+        "not reached": 0,
+        "error": 0,
+        "total": 4,
+        "notebooks": 1,
     }
     by_id = {row["exercise"]: row for row in report["rows"]}
-    assert by_id["scaled_scores"]["mistake"] == "unscaled"
-    assert by_id["output"]["message"] == "… output: not attempted yet"
-
-
-def test_check_exits_0_when_everything_passed_on_a_copied_folder(tmp_path, capsys):
-    folder = tmp_path / "handed_in"
-    folder.mkdir()
-    write_notebook(
-        folder / "a.ipynb", 'check("scores", Q @ K.T)', 'check("qkv", (Q, K, ex.X @ ex.W_V))'
+    assert by_id["scores"]["mistake"] == "transposed"
+    assert by_id["scores_loop"]["message"] == "… scores_loop: not attempted yet"
+    assert (
+        report["cell_errors"][str(mixed)][0][1] == "NameError: name 'undefined_name' is not defined"
     )
-    (folder / "notes.txt").write_text("not a notebook")
-    assert main(["check", str(folder)]) == 0
-    assert "2 exercises in 1 notebook: 2 passed" in capsys.readouterr().out
+    assert report["limits"] == {"cell_timeout": 30.0, "budget": 120.0, "output_cap": 16 * 2**20}
 
 
-def test_check_needs_notebooks(tmp_path, capsys):
-    assert main(["check", str(tmp_path)]) == 2
-    assert "no notebooks found" in capsys.readouterr().err
-    with pytest.raises(SystemExit, match="is not a notebook or a folder of notebooks"):
-        main(["check", str(tmp_path / "missing.ipynb")])
+def test_json_lines_one_per_notebook_then_the_summary(mixed, tmp_path, capsys):
+    other = write(tmp_path / "01_words_to_vectors.ipynb", b"")
+    assert main(["check", "--jsonl", str(mixed), str(other)]) == 1
+    captured = capsys.readouterr()
+    lines = [json.loads(line) for line in captured.out.splitlines()]
+    assert sorted(line["notebook"] for line in lines[:2]) == sorted([str(mixed), str(other)])
+    assert set(lines[-1]) == {"summary", "by_folder", "all_passed", "tampered", "limits"}
+    assert lines[-1]["summary"]["total"] == 5
+    progress = captured.err.splitlines()
+    assert len(progress) == 2 and all(re.match(r"\[[12]/2\] ", line) for line in progress)
 
 
-def test_a_real_solution_notebook_passes_from_a_copy(tmp_path, capsys):
-    copy = shutil.copy(ROOT / "solutions" / "01_words_to_vectors.ipynb", tmp_path)
-    assert main(["check", str(copy)]) == 0
-    assert "4 exercises in 1 notebook: 4 passed" in capsys.readouterr().out
+@pytest.mark.parametrize("flag", [[], ["--json"], ["--jsonl"]])
+def test_exit_2_when_the_grader_cannot_run_and_json_stays_json(tmp_path, capsys, flag):
+    assert main(["check", *flag, str(tmp_path / "missing.ipynb")]) == 2
+    captured = capsys.readouterr()
+    assert "is not a notebook or a folder of notebooks" in captured.err
+    if flag:
+        assert json.loads(captured.out)["error"].endswith(
+            "is not a notebook or a folder of notebooks."
+        )
 
 
-@pytest.mark.parametrize(
-    "solution", sorted((ROOT / "solutions").glob("*.ipynb")), ids=lambda p: p.name
-)
-def test_every_stored_solution_check_passed(solution):
-    # nbval proves the stored outputs are what a fresh run gives; here every check in them
-    # must have passed, and every check(...) call must have left its record
-    nb = nbformat.read(solution, as_version=4)
-    called = {
-        m.group(2) for c in nb.cells if c.cell_type == "code" for m in CHECK_CALL.finditer(c.source)
-    }
-    records = [
-        out["metadata"][METADATA_KEY]
-        for c in nb.cells
-        if c.cell_type == "code"
-        for out in c.outputs
-        if METADATA_KEY in out.get("metadata", {})
-    ]
-    assert {r["exercise"] for r in records} == called
-    assert [r["message"] for r in records if r["status"] != "passed"] == []
-
-
-def test_in_a_kernel_the_line_shows_once_and_carries_its_record(tmp_path):
-    from attnlib.cli import run_notebook
-
-    path = write_notebook(
-        tmp_path / "display.ipynb",
-        'fb = check("scores", Q @ K.T)\nfb',  # check displays; the returned Feedback does not
-        "fb",  # shown again in a later cell, as plain text only
-        'check("scores", K @ Q.T).mistake',
+def test_an_empty_folder_gets_its_line_and_is_not_a_pass(tmp_path, capsys):
+    (tmp_path / "alice").mkdir()
+    assert main(["check", "-q", str(tmp_path / "alice")]) == 1
+    out = capsys.readouterr().out
+    assert f"{tmp_path / 'alice'}: no notebooks to grade" in out
+    assert out.rstrip().endswith(
+        "0 exercises in 0 notebooks: 0 passed, 0 wrong, 0 not attempted, 0 missing, 0 not reached, 0 errors"
     )
-    cells = run_notebook(path, timeout=60).cells
-    first, again, third = (c.outputs for c in cells[2:5])
-    assert [o.data["text/plain"] for o in first] == ["✓ scores: correct."]
-    assert first[0].metadata[METADATA_KEY]["status"] == "passed"
-    assert [o.data["text/plain"] for o in again] == ["✓ scores: correct."]
-    assert METADATA_KEY not in again[0].metadata
-    assert [o.data["text/plain"] for o in third][1] == "'transposed'"
 
 
-def test_a_class_gets_one_summary_line_per_student_folder(tmp_path, capsys):
-    for student, answer in (("alice", "Q @ K.T"), ("bob", "K @ Q.T")):
-        (tmp_path / student).mkdir()
-        write_notebook(tmp_path / student / "03_scoring.ipynb", f'check("scores", {answer})')
-    assert main(["check", str(tmp_path / "alice"), str(tmp_path / "bob")]) == 1
+def test_a_class_gets_one_summary_line_per_folder_and_j1_equals_j2(tmp_path, capsys):
+    write(tmp_path / "alice" / "03_scoring.ipynb", solved())
+    write(tmp_path / "bob" / "03_scoring.ipynb", mixed_notebook())
+    (tmp_path / "bob" / "notes.txt").write_text("not a notebook, not graded")
+    folders = [str(tmp_path / "alice"), str(tmp_path / "bob")]
+    assert main(["check", "-q", "-j", "2", *folders]) == 1
     lines = capsys.readouterr().out.splitlines()
-    assert f"{tmp_path / 'alice'}: 1 of 1 exercise passed in 1 notebook " in lines[-3]
-    assert f"{tmp_path / 'bob'}: 0 of 1 exercise passed in 1 notebook " in lines[-2]
-    assert lines[-2].endswith("(0 passed, 1 wrong, 0 not attempted, 0 errors)")
-    assert lines[-1] == "2 exercises in 2 notebooks: 1 passed, 1 wrong, 0 not attempted, 0 errors"
-    assert main(["check", "--json", str(tmp_path / "alice"), str(tmp_path / "bob")]) == 1
+    assert lines[-3] == (
+        f"{tmp_path / 'alice'}: 4 of 4 exercises passed in 1 notebook (4 passed, 0 wrong, "
+        "0 not attempted, 0 missing, 0 not reached, 0 errors)"
+    )
+    assert lines[-2].startswith(f"{tmp_path / 'bob'}: 1 of 4 exercises passed in 1 notebook")
+    reports = []
+    for jobs in ("1", "2"):
+        assert main(["check", "--json", "-q", "-j", jobs, *folders]) == 1
+        reports.append(json.loads(capsys.readouterr().out))
+    assert reports[0]["rows"] == reports[1]["rows"]
+
+
+def test_every_solution_passes_and_the_course_folder_exits_0(tmp_path, capsys):
+    copy = shutil.copytree(ROOT / "solutions", tmp_path / "solutions")
+    assert main(["check", "--json", "-q", "-j", "2", str(copy)]) == 0
     report = json.loads(capsys.readouterr().out)
-    assert report["by_folder"][str(tmp_path / "bob")]["wrong"] == 1
-    assert report["by_folder"][str(tmp_path / "alice")]["passed"] == 1
+    assert report["summary"]["notebooks"] == 12
+    assert [r for r in report["rows"] if r["status"] != "passed"] == []
+    from attnlib.selfcheck import registry
+
+    assert [r["exercise"] for r in report["rows"]] == list(registry.exercises())

@@ -6,12 +6,12 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from attnlib.cli import main
-from attnlib.generate import (
+from tools.generate import (
     BEGIN,
     END,
     MarkerError,
     exercise_text,
+    main,
     make_exercise,
     solution_regions,
     stub_source,
@@ -124,16 +124,16 @@ def test_the_command_writes_checks_and_reports_stale_or_orphan_exercises(tmp_pat
     solutions.mkdir()
     nbformat.write(small_solution(), solutions / "01_demo.ipynb")
     args = ["--solutions", str(solutions), "--exercises", str(exercises)]
-    assert main(["exercises", "--check", *args]) == 1  # not generated yet
-    assert main(["exercises", *args]) == 0
+    assert main(["--check", *args]) == 1  # not generated yet
+    assert main(args) == 0
     assert (exercises / "01_demo.ipynb").read_text() == exercise_text(solutions / "01_demo.ipynb")
-    assert main(["exercises", "--check", *args]) == 0
+    assert main(["--check", *args]) == 0
     (exercises / "01_demo.ipynb").write_text((exercises / "01_demo.ipynb").read_text() + " ")
-    assert main(["exercises", "--check", *args]) == 1
+    assert main(["--check", *args]) == 1
     assert "differs from its solution; run `make exercises`" in capsys.readouterr().out
-    main(["exercises", *args])
+    main(args)
     nbformat.write(small_solution(), exercises / "99_stray.ipynb")
-    assert main(["exercises", "--check", *args]) == 1
+    assert main(["--check", *args]) == 1
     assert "99_stray.ipynb: no solution notebook makes" in capsys.readouterr().out
 
 
@@ -142,8 +142,22 @@ def test_the_command_reports_bad_markers_without_a_traceback(tmp_path, capsys):
     nb = small_solution()
     nb.cells[1].source = BEGIN + "\nS = 1"
     nbformat.write(nb, tmp_path / "s" / "01_bad.ipynb")
-    assert main(["exercises", "--solutions", str(tmp_path / "s"), "--exercises", "x"]) == 2
+    assert main(["--solutions", str(tmp_path / "s"), "--exercises", "x"]) == 2
     assert "01_bad.ipynb, cell 1: ### BEGIN SOLUTION without" in capsys.readouterr().err
+
+
+def test_maintainer_tools_are_not_in_the_installed_package():
+    # the learner's package holds the math, the lesson helpers, the self-check and the grader
+    import attnlib
+    from attnlib.cli import build_parser
+
+    package = Path(attnlib.__file__).parent
+    assert not (package / "generate.py").exists()
+    assert (ROOT / "tools" / "generate.py").exists() and (ROOT / "tools" / "execute.py").exists()
+    commands = build_parser()._subparsers._group_actions[0].choices
+    assert sorted(commands) == ["check"]
+    makefile = (ROOT / "Makefile").read_text()
+    assert "tools/generate.py" in makefile and "tools/execute.py" in makefile
 
 
 # ---- the repository's own solutions/ and exercises/ ----------------------------------------

@@ -55,7 +55,7 @@ def test_there_are_lessons():
 def test_notebook_hygiene(path):
     nb = load(path)
     assert nb["metadata"]["kernelspec"]["name"] == "python3"
-    assert "widgets" not in nb["metadata"], "saved widget state: re-run with `attnlib execute`"
+    assert "widgets" not in nb["metadata"], "saved widget state: re-run with `make notebooks`"
     code = [c for c in nb["cells"] if c["cell_type"] == "code"]
     assert code, "a lesson without code"
     counts = [c["execution_count"] for c in code]

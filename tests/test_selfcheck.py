@@ -2,8 +2,8 @@
 each mistake; whatever a learner passes gives one line and never a traceback."""
 
 import threading
-import time
 import warnings
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -12,7 +12,9 @@ from attnlib import example as ex
 from attnlib import selfcheck
 from attnlib.checkers import formula, lesson_01, lesson_02, lesson_03
 from attnlib.core import attention_weights, project, qk_scores, scale_scores, softmax
-from attnlib.selfcheck import Feedback, check, hint, solution
+from attnlib.selfcheck import Feedback, check, hint, registry, solution
+from attnlib.selfcheck.exercise import Exercise
+from attnlib.selfcheck.run import call_cases
 from tests.checker_cases import naive_softmax, softmax_rows
 
 Q, K, V = project(ex.X, ex.W_Q), project(ex.X, ex.W_K), project(ex.X, ex.W_V)
@@ -47,11 +49,12 @@ REFERENCE = {
 }
 
 
-def test_all_checker_files_load_and_register_the_required_ids():
-    registry = selfcheck.load_checkers(strict=True)
+def test_the_registry_holds_the_required_ids():
+    exercises = registry.exercises()
     for exercise_id in ("qkv", "scores", "scaled_scores", "weights", "output", "softmax"):
-        assert exercise_id in registry
-    assert registry["attention"].module == "formula"
+        assert exercise_id in exercises
+    assert exercises["attention"] is formula.ATTENTION
+    assert exercises["attention"].lesson == "07_the_whole_formula"
 
 
 @pytest.mark.parametrize("exercise_id", sorted(REFERENCE))
@@ -228,7 +231,6 @@ def test_wrong_function_says_which_input_and_entry():
 @pytest.mark.parametrize(
     "answer, says",
     [
-        (None, "is None"),
         ("S", "is a str"),
         ({}, "is a dict"),
         ([[1, 2], [3]], "not a grid of numbers"),
@@ -248,7 +250,7 @@ def test_odd_answers_give_one_clear_line(answer, says, capsys):
     assert pytest.importorskip("re").search(says, feedback.message)
 
 
-@pytest.mark.parametrize("answer", [..., (..., ..., ...), (Q, ..., V), [[3, 9, ...]]])
+@pytest.mark.parametrize("answer", [..., None, (..., ..., ...), (Q, ..., V), [[3, 9, ...]]])
 def test_placeholders_are_not_attempted(answer, capsys):
     exercise_id = "qkv" if isinstance(answer, tuple) else "scores"
     feedback = check(exercise_id, answer)
@@ -263,11 +265,10 @@ def test_a_function_that_returns_the_placeholder_is_not_attempted():
     assert check("softmax", softmax_stub, quiet=True).status == "not attempted"
 
 
-def test_every_registered_exercise_handles_the_placeholder_and_has_hints():
-    for exercise_id, entry in selfcheck.load_checkers(strict=True).items():
-        assert check(exercise_id, ..., quiet=True).status == "not attempted", exercise_id
+def test_every_exercise_has_hints_and_a_solution_text():
+    for exercise_id, entry in registry.exercises().items():
         assert entry.hints and all(isinstance(h, str) and h for h in entry.hints), exercise_id
-        text = entry.solution() if callable(entry.solution) else entry.solution
+        text = entry.solution_text()
         assert isinstance(text, str) and text, exercise_id
 
 
@@ -317,17 +318,18 @@ def test_a_function_that_never_returns_is_stopped(monkeypatch):
 def test_time_limit_also_works_outside_the_main_thread():
     box = {}
 
-    def slow():
-        time.sleep(2)
+    def endless():
+        while True:
+            pass
 
     def run():
-        box["result"] = selfcheck.call_with_limit(slow, (), seconds=0.1)
+        box["result"] = call_cases(endless, [()], seconds=0.2)
 
     worker = threading.Thread(target=run)
     worker.start()
-    worker.join()
-    assert box["result"] == ("timeout", None)
-    assert selfcheck.call_with_limit(lambda: 3, ()) == ("ok", 3)
+    worker.join(10)
+    assert box["result"] == [{"timeout": 0.2}]
+    assert call_cases(lambda: 3, [()]) == [{"ok": 3}]
 
 
 def test_unknown_id_and_missing_answer_are_one_line_errors(capsys):
@@ -341,37 +343,57 @@ def test_unknown_id_and_missing_answer_are_one_line_errors(capsys):
 
 @pytest.fixture
 def scratch_registry(monkeypatch):
-    """A copy of the registry and mistakes that a test may change freely."""
-    selfcheck.load_checkers()
-    monkeypatch.setattr(selfcheck, "_REGISTRY", dict(selfcheck._REGISTRY))
-    monkeypatch.setattr(selfcheck, "MISTAKES", dict(selfcheck.MISTAKES))
+    """A registry built afresh, and hint counters, that a test may change freely."""
     monkeypatch.setattr(selfcheck, "_HINTS_GIVEN", {})
+    registry._build.cache_clear()
+    yield
+    registry._build.cache_clear()
 
 
-def test_a_broken_checker_is_reported_in_one_line(scratch_registry):
-    @selfcheck.exercise("broken_one", hints=["h"], solution="s")
-    def _broken(answer):
+def test_a_broken_checker_is_reported_in_one_line_and_never_blames_the_learner():
+    def broken(answer):
         return {}["missing"]
 
-    feedback = check("broken_one", 1, quiet=True)
+    exercise = Exercise(
+        id="broken_one", lesson="01_words_to_vectors", kind="value", answer="x",
+        hints=("h",), solution="s", expected=1.0, rule=broken,
+    )  # fmt: skip
+    feedback = exercise.judge(1.0)
     assert feedback.status == "error"
     assert "the checker failed (KeyError: 'missing'); please report this" in feedback.message
 
 
-def test_duplicate_ids_and_conflicting_mistakes_are_refused(scratch_registry):
-    with pytest.raises(ValueError, match="exercise id 'scores' is registered twice"):
-        selfcheck.exercise("scores", hints=["h"], solution="s")(lambda answer: None)
-    with pytest.raises(ValueError, match="needs at least one hint"):
-        selfcheck.exercise("new_one", hints=[], solution="s")
-    selfcheck.add_mistake("unscaled", selfcheck.MISTAKES["unscaled"])  # same hint: fine
-    with pytest.raises(ValueError, match="'unscaled' already has a different hint"):
-        selfcheck.add_mistake("unscaled", "something else")
+def test_duplicate_ids_and_foreign_exercises_are_refused(scratch_registry, monkeypatch):
+    from attnlib.checkers import lesson_04
+
+    original = lesson_04.EXERCISES
+    monkeypatch.setattr(lesson_04, "EXERCISES", (*original, formula.SCORES))
+    with pytest.raises(ValueError, match="'scores' is listed in attnlib.checkers.lesson_04"):
+        registry.exercises()
+    registry._build.cache_clear()
+    copy = Exercise(**{**formula.SCORES.__dict__, "lesson": "04_scaling"})
+    monkeypatch.setattr(lesson_04, "EXERCISES", (*original, copy))
+    with pytest.raises(ValueError, match="exercise id 'scores' is listed twice"):
+        registry.exercises()
     with pytest.raises(ValueError, match="unknown mistake code 'nope'"):
-        selfcheck.wrong("x", mistake="nope")
+        selfcheck.judge.wrong("x", mistake="nope")
+
+
+def test_a_file_dropped_into_the_checkers_folder_is_never_read(scratch_registry, tmp_path):
+    import attnlib.checkers
+
+    folder = Path(attnlib.checkers.__path__[0])
+    planted = folder / "zz_planted_by_a_test.py"
+    planted.write_text("raise SystemExit('read')\n", encoding="utf-8")
+    try:
+        assert check("scores", S.T, quiet=True).mistake == "transposed"
+        assert len(registry.exercises()) == 51
+    finally:
+        planted.unlink()
 
 
 def test_hint_gives_one_more_hint_per_call(scratch_registry, capsys):
-    n = len(selfcheck._REGISTRY["weights"].hints)
+    n = len(registry.get("weights").hints)
     for k in range(1, n + 2):
         hint("weights")
         out = capsys.readouterr().out

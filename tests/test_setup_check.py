@@ -26,27 +26,27 @@ def test_this_machine_is_ready():
     found, report = check_setup()
     assert [name for name, _ in found] == [name for name, _ in REQUIRED]
     assert all(version for _, version in found)
-    assert report.splitlines()[-1] == "setup check: all 6 packages found"
-    assert verdict(found) == "setup check: all 6 packages found"
+    assert report.splitlines()[-1] == "setup check: all 9 packages found"
+    assert verdict(found) == "setup check: all 9 packages found"
 
 
 def test_missing_package_is_named_with_the_fix(monkeypatch):
     fake_versions(monkeypatch, sympy=None)
     found, report = check_setup()
     assert ("sympy", None) in found
-    assert "sympy       MISSING (needs 1.12 or newer)" in report
-    assert "setup check: 1 of 6 packages not ready: sympy is missing" in report
+    assert "sympy          MISSING (needs 1.12 or newer)" in report
+    assert "setup check: 1 of 9 packages not ready: sympy is missing" in report
     assert "make lab" in report and "environment.yml" in report
-    assert "all 6 packages found" not in report
+    assert "all 9 packages found" not in report
 
 
 def test_too_old_package_is_named(monkeypatch):
     fake_versions(monkeypatch, matplotlib="3.6.3", ipywidgets=None)
     found, report = check_setup()
     assert ("matplotlib", "3.6.3") in found
-    assert "matplotlib  3.6.3  TOO OLD (needs 3.7 or newer)" in report
+    assert "matplotlib     3.6.3  TOO OLD (needs 3.7 or newer)" in report
     assert (
-        "2 of 6 packages not ready: matplotlib 3.6.3 is too old (needs 3.7 or newer); "
+        "2 of 9 packages not ready: matplotlib 3.6.3 is too old (needs 3.7 or newer); "
         "ipywidgets is missing"
     ) in report
 

@@ -3,26 +3,20 @@ run it with the names the notebook defines above that cell, and the check must p
 
 import contextlib
 import io
-import re
-from pathlib import Path
 
 import nbformat
 import pytest
 
 from attnlib.selfcheck import check, solution
-
-ROOT = Path(__file__).resolve().parents[1]
-CHECK_LINE = re.compile(r'^check\("(\w+)", (.+)\)$', re.MULTILINE)
+from tests.checker_cases import ROOT, check_cells
 
 
 def _cases():
     for path in sorted(ROOT.glob("solutions/[01][0-9]_*.ipynb")):
         if not "07" <= path.name[:2] <= "12":
             continue
-        cells = [c.source for c in nbformat.read(path, 4).cells if c.cell_type == "code"]
-        for index, source in enumerate(cells):
-            for exercise_id, answer in CHECK_LINE.findall(source):
-                yield pytest.param(path, index, exercise_id, answer, id=exercise_id)
+        for index, exercise_id, answer in check_cells(path):
+            yield pytest.param(path, index, exercise_id, answer, id=exercise_id)
 
 
 @pytest.mark.parametrize(("path", "index", "exercise_id", "answer"), list(_cases()))

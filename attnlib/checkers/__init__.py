@@ -1,9 +1,11 @@
-"""Checkers for the exercise notebooks, one module per lesson.
+"""The course's exercises as data, one module per lesson.
 
-Every module here (except those starting with ``_``) is imported by
-``attnlib.selfcheck`` the first time a check runs; each registers its exercise ids
-with ``@attnlib.selfcheck.exercise``. See the docstring of ``attnlib.selfcheck`` for
-how to add a lesson's checkers.
+``lesson_NN.py`` holds ``EXERCISES``, a tuple of :class:`attnlib.selfcheck.Exercise` in
+the order of the exercise notebook's check cells; ``formula.py`` holds the exercises of
+the whole formula (``qkv``, ``scores``, ``scaled_scores``, ``weights``, ``output``,
+``softmax``, ``attention``), which the lessons list where their notebooks check them.
+Nothing here registers itself: :mod:`attnlib.selfcheck.registry` imports exactly the
+lessons it lists, so a file dropped into this folder is never read.
 
 This file holds what several lessons check for in the same way: the reference
 self-attention and the learner's mistakes that more than one exercise names.

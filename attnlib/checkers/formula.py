@@ -8,98 +8,91 @@ Expected answers and every mistake's value come from ``attnlib.core``.
 import numpy as np
 
 from .. import example as ex
-from ..core import attention_weights, project, qk_scores, scale_scores, softmax
-from ..selfcheck import add_mistake, check_array, check_function, check_tuple, exercise
+from ..core import attention_weights, scale_scores, softmax
+from ..selfcheck.exercise import Exercise
 from . import naive_softmax
-from .lesson_01 import TOKENS_AS_COLUMNS
 
-add_mistake("tokens_as_columns", TOKENS_AS_COLUMNS)  # a projection with tokens in columns
-
-# ---- the worked example, computed (never typed) --------------------------------------------
-Q, K, V = project(ex.X, ex.W_Q), project(ex.X, ex.W_K), project(ex.X, ex.W_V)  # (3, 2) each
-S = qk_scores(Q, K)  # (n_q, n_k) = (3, 3)
-A = attention_weights(Q, K)  # (3, 3), rows sum to 1
-OUTPUT = A @ V  # (3, 2)
+# ---- the worked example, computed once in attnlib.example ---------------------------------
+Q, K, V, S, A, OUTPUT = ex.Q, ex.K, ex.V, ex.S, ex.A, ex.OUTPUT  # (3, 2) x 3, (3, 3) x 2, (3, 2)
 d_k, d_model = ex.d_k, ex.d_model
 
-
-def _weights_variants():
-    """Every named mistake of the scaling and softmax steps, as (code, weights) pairs.
-
-    d_k = 2 and d_model = 4 here, so sqrt(d_model) = d_k: dividing by 2 is reported as
-    divided_by_d_k (the more common slip); the function exercises tell the two apart.
-    """
-    return [
-        ("transposed", softmax(scale_scores(S.T, d_k))),  # K Q^T
-        ("transposed", A.T),  # weights transposed
-        ("unscaled", softmax(S)),
-        ("divided_by_d_k", softmax(S / d_k)),
-        ("multiplied", softmax(S * np.sqrt(d_k))),
-        ("wrong_axis", softmax(scale_scores(S, d_k), axis=0)),
-        ("wrong_d", softmax(S / np.sqrt(d_model))),
-    ]
+# Every named mistake of the scaling and softmax steps, as (code, weights) pairs.
+# d_k = 2 and d_model = 4 here, so sqrt(d_model) = d_k: dividing by 2 is reported as
+# divided_by_d_k (the more common slip), and wrong_d cannot be told apart on this example;
+# the function exercises, on inputs with d_model != d_k, name it.
+WEIGHTS_MISTAKES = (
+    ("transposed", softmax(scale_scores(S.T, d_k))),  # K Q^T
+    ("transposed", A.T),  # weights transposed
+    ("unscaled", softmax(S)),
+    ("divided_by_d_k", softmax(S / d_k)),
+    ("multiplied", softmax(S * np.sqrt(d_k))),
+    ("wrong_axis", softmax(scale_scores(S, d_k), axis=0)),
+)
 
 
-@exercise(
-    "qkv",
+QKV = Exercise(
+    id="qkv",
+    lesson="02_queries_keys_values",
+    kind="tuple",
+    answer="(Q, K, V)",
     hints=[
         "Each of Q, K and V is X times one weight matrix.",
         "Q = X @ W_Q, K = X @ W_K, V = X @ W_V: (3, 4) @ (4, 2) -> (3, 2).",
     ],
     solution="Q = X @ W_Q\nK = X @ W_K\nV = X @ W_V\ncheck('qkv', (Q, K, V))",
+    expected=(Q, K, V),
+    mistakes={
+        # a transposed projection puts tokens in columns (lesson 02: no scores yet)
+        0: {"swapped_qk": K, "tokens_as_columns": Q.T},
+        1: {"swapped_qk": Q, "tokens_as_columns": K.T},
+        2: {"tokens_as_columns": V.T},
+    },
+    names=("Q", "K", "V"),
 )
-def _qkv(answer):
-    return check_tuple(
-        answer,
-        (Q, K, V),
-        mistakes={
-            # a transposed projection puts tokens in columns (lesson 02: no scores yet)
-            0: {"swapped_qk": K, "tokens_as_columns": Q.T},
-            1: {"swapped_qk": Q, "tokens_as_columns": K.T},
-            2: {"tokens_as_columns": V.T},
-        },
-        names=("Q", "K", "V"),
-    )
 
 
-@exercise(
-    "scores",
+SCORES = Exercise(
+    id="scores",
+    lesson="03_scoring",
+    kind="value",
+    answer="S",
     hints=[
         "Entry [i, j] is the dot product of query i with key j.",
         "All nine at once: S = Q @ K.T, shape (n_q, n_k) = (3, 3).",
     ],
     solution=lambda: f"S = Q @ K.T\n{S}",
+    expected=S,
+    mistakes={"transposed": S.T},  # swapped W_Q and W_K give S.T too: reported as transposed
 )
-def _scores(answer):
-    return check_array(answer, S, mistakes={"transposed": S.T, "swapped_qk": S.T})
 
 
-@exercise(
-    "scaled_scores",
+SCALED_SCORES = Exercise(
+    id="scaled_scores",
+    lesson="04_scaling",
+    kind="value",
+    answer="scaled_scores",
     hints=[
         "Divide every score by the same number.",
         f"That number is sqrt(d_k); here d_k = {d_k}, the width of a key.",
         "scaled_scores = S / np.sqrt(d_k)",
     ],
     solution=lambda: f"scaled_scores = S / np.sqrt(d_k)\n{scale_scores(S, d_k)}",
+    expected=scale_scores(S, d_k),
+    mistakes={
+        "unscaled": S,
+        "divided_by_d_k": S / d_k,
+        "multiplied": S * np.sqrt(d_k),
+        "transposed": scale_scores(S.T, d_k),
+    },
+    decimals=2,
 )
-def _scaled_scores(answer):
-    return check_array(
-        answer,
-        scale_scores(S, d_k),
-        mistakes={
-            "unscaled": S,
-            "divided_by_d_k": S / d_k,
-            "multiplied": S * np.sqrt(d_k),
-            "wrong_d": S / np.sqrt(d_model),
-            "transposed": scale_scores(S.T, d_k),
-        },
-        decimals=2,
-    )
 
 
-@exercise(
-    "weights",
+WEIGHTS = Exercise(
+    id="weights",
+    lesson="05_softmax",
+    kind="value",
+    answer="weights",
     hints=[
         "Scale the scores first, then softmax each row.",
         "Each row of the weights is positive and sums to 1.",
@@ -108,23 +101,27 @@ def _scaled_scores(answer):
     solution=lambda: (
         f"weights = softmax(scaled_scores)  # scaled_scores = S / np.sqrt(d_k), rows sum to 1\n{A}"
     ),
+    expected=A,
+    mistakes=WEIGHTS_MISTAKES,
+    decimals=3,
 )
-def _weights(answer):
-    return check_array(answer, A, mistakes=_weights_variants(), decimals=3)
 
 
-@exercise(
-    "output",
+OUTPUT_EXERCISE = Exercise(
+    id="output",
+    lesson="06_blending_values",
+    kind="value",
+    answer="output",
     hints=[
         "Each output row is a blend of the rows of V.",
         "The blend's proportions are that query's row of weights.",
         "output = weights @ V: (3, 3) @ (3, 2) -> (3, 2).",
     ],
     solution=lambda: f"output = weights @ V\n{OUTPUT}",
+    expected=OUTPUT,
+    mistakes=tuple((code, W @ V) for code, W in WEIGHTS_MISTAKES),  # the same slips, blended
+    decimals=2,
 )
-def _output(answer):
-    variants = [(code, W @ V) for code, W in _weights_variants()]
-    return check_array(answer, OUTPUT, mistakes=variants, decimals=2)
 
 
 # ---- function exercises: several inputs, unequal shapes, large scores ---------------------
@@ -137,17 +134,6 @@ _SQUARE = np.array([[0.5, 2.0, -1.0], [3.0, 0.0, 1.0], [-2.0, 1.5, 0.5]])  # no 
 _FAR = np.array([[1000.0, 999.0, 1001.0, 998.0, 990.0], [0.0, 1.0, 2.0, 3.0, 4.0]])
 _FAR = np.concatenate([_FAR, -_FAR[:1]])  # (3, 5)
 SOFTMAX_CASES = [(_X35,), (_ROW,), (_BIG,), (_SQUARE,), (_FAR,)]
-
-add_mistake(
-    "no_keepdims",
-    "a row's max and sum must stay columns, shape (n_q, 1): use keepdims=True, or numpy lines "
-    "them up with the columns (square scores) or refuses to (n_q != n_k).",
-)
-add_mistake(
-    "global_max",
-    "subtract each row's own max, not the largest score in the whole table: a row far below it "
-    "underflows to exp(...) = 0 everywhere and gives 0 / 0.",
-)
 
 
 def _no_keepdims_sum(x):
@@ -170,35 +156,32 @@ def _mixed_axis_softmax(x):
     return e / e.sum(axis=0, keepdims=True)  # ... but the sum runs down the columns
 
 
-@exercise(
-    "softmax",
+SOFTMAX = Exercise(
+    id="softmax",
+    lesson="05_softmax",
+    kind="function",
+    answer="softmax",
     hints=[
         "exp every entry, then divide each row by its own sum.",
         "Sum along the last axis with keepdims=True so the division lines up with the rows.",
         "Subtract each row's max before exp: the result does not change and exp cannot overflow.",
     ],
-    solution=(
-        "def softmax(x):\n"
-        "    z = x - x.max(axis=-1, keepdims=True)  # softmax ignores shifts\n"
-        "    e = np.exp(z)\n"
-        "    return e / e.sum(axis=-1, keepdims=True)"
-    ),
+    solution="def softmax(x):\n"
+    "    z = x - x.max(axis=-1, keepdims=True)  # softmax ignores shifts\n"
+    "    e = np.exp(z)\n"
+    "    return e / e.sum(axis=-1, keepdims=True)",
+    cases=SOFTMAX_CASES,
+    reference=softmax,
+    mistakes=[
+        ("wrong_axis", lambda x: softmax(x, axis=0)),
+        ("wrong_axis", _mixed_axis_softmax),
+        ("no_keepdims", _no_keepdims_sum),
+        ("no_keepdims", _no_keepdims),
+        ("global_max", _global_max),  # before overflow: both leave nan in the result
+        ("overflow", naive_softmax),
+    ],
+    arg_names=("x",),
 )
-def _softmax(answer):
-    return check_function(
-        answer,
-        SOFTMAX_CASES,
-        reference=softmax,
-        mistakes=[
-            ("wrong_axis", lambda x: softmax(x, axis=0)),
-            ("wrong_axis", _mixed_axis_softmax),
-            ("no_keepdims", _no_keepdims_sum),
-            ("no_keepdims", _no_keepdims),
-            ("global_max", _global_max),  # before overflow: both leave nan in the result
-            ("overflow", naive_softmax),
-        ],
-        arg_names=("x",),
-    )
 
 
 _Q34 = _rng.normal(size=(3, 4))  # n_q = 3, d_k = 4
@@ -237,27 +220,24 @@ def _attention_output(Q, K, V):
     return attention_weights(Q, K) @ V
 
 
-@exercise(
-    "attention",
+ATTENTION = Exercise(
+    id="attention",
+    lesson="07_the_whole_formula",
+    kind="function",
+    answer="attention",
     hints=[
         "Four steps: scores, scale, softmax each row, blend the values.",
         "d_k is the width of the keys: K.shape[-1] (not V's width).",
         "return softmax(Q @ K.T / np.sqrt(K.shape[-1])) @ V, with a stable softmax.",
     ],
-    solution=(
-        "def attention(Q, K, V):\n"
-        "    d_k = K.shape[-1]\n"
-        "    S = Q @ K.T / np.sqrt(d_k)  # (n_q, n_k)\n"
-        "    S = S - S.max(axis=-1, keepdims=True)  # stable softmax\n"
-        "    A = np.exp(S) / np.exp(S).sum(axis=-1, keepdims=True)\n"
-        "    return A @ V  # (n_q, d_v)"
-    ),
+    solution="def attention(Q, K, V):\n"
+    "    d_k = K.shape[-1]\n"
+    "    S = Q @ K.T / np.sqrt(d_k)  # (n_q, n_k)\n"
+    "    S = S - S.max(axis=-1, keepdims=True)  # stable softmax\n"
+    "    A = np.exp(S) / np.exp(S).sum(axis=-1, keepdims=True)\n"
+    "    return A @ V  # (n_q, d_v)",
+    cases=ATTENTION_CASES,
+    reference=_attention_output,
+    mistakes=ATTENTION_MISTAKES,
+    arg_names=("Q", "K", "V"),
 )
-def _attention(answer):
-    return check_function(
-        answer,
-        ATTENTION_CASES,
-        reference=_attention_output,
-        mistakes=ATTENTION_MISTAKES,
-        arg_names=("Q", "K", "V"),
-    )

@@ -5,53 +5,44 @@ import numpy as np
 
 from .. import example as ex
 from ..core import project
-from ..selfcheck import add_mistake, check_array, check_choice, check_function, exercise
-from .lesson_01 import TOKENS_AS_COLUMNS
+from ..selfcheck.exercise import Exercise
+from . import formula
 
-add_mistake("tokens_as_columns", TOKENS_AS_COLUMNS)
-add_mistake(
-    "kept_d_model",
-    "d_model is the inner size of X @ W_Q and disappears: Q has one row per token and d_k columns.",
-)
-add_mistake("used_w_v", "that is a value: queries are made with W_Q, values with W_V.")
-
-Q, K, V = project(ex.X, ex.W_Q), project(ex.X, ex.W_K), project(ex.X, ex.W_V)
+Q, K, V = ex.Q, ex.K, ex.V  # the worked example, (3, 2) each
 SEEDS = ex.TOKENS.index("seeds")
 
 
-@exercise(
-    "q_seeds",
+Q_SEEDS = Exercise(
+    id="q_seeds",
+    lesson="02_queries_keys_values",
+    kind="value",
+    answer="q_seeds",
     hints=[
         "seeds' query is seeds' row of X times W_Q: one sum per column of W_Q.",
         "Column 1 of W_Q is (1, 1, 0, 0); seeds' row is (1, 1, 0, 1).",
         "Entry 1: 1×1 + 1×1 + 0×0 + 1×0; entry 2: 1×2 + 1×0 + 0×1 + 1×1.",
     ],
     solution=lambda: f"q_seeds = X[2] @ W_Q\n{Q[SEEDS]}",
+    expected=Q[SEEDS],
+    mistakes={"swapped_qk": K[SEEDS], "used_w_v": V[SEEDS]},
+    name="seeds' query",
 )
-def _q_seeds(answer):
-    return check_array(
-        answer,
-        Q[SEEDS],
-        mistakes={"swapped_qk": K[SEEDS], "used_w_v": V[SEEDS]},
-        name="seeds' query",
-    )
 
 
-@exercise(
-    "q_shape",
+Q_SHAPE = Exercise(
+    id="q_shape",
+    lesson="02_queries_keys_values",
+    kind="choice",
+    answer="q_shape",
     hints=[
         "(n, d_model) @ (d_model, d_k): the inner sizes must agree, and then they vanish.",
         "What is left is (n, d_k).",
     ],
     solution="(10, 64): one row per token, d_k columns",
+    expected=(10, 64),
+    options=[(10, 64), (64, 10), (10, 512), (512, 64), (10, 512, 64)],
+    mistakes={(64, 10): "tokens_as_columns", (10, 512): "kept_d_model"},
 )
-def _q_shape(answer):
-    return check_choice(
-        answer,
-        (10, 64),
-        options=[(10, 64), (64, 10), (10, 512), (512, 64), (10, 512, 64)],
-        mistakes={(64, 10): "tokens_as_columns", (10, 512): "kept_d_model"},
-    )
 
 
 def _qkv(X, W_Q, W_K, W_V):
@@ -67,31 +58,37 @@ QKV_CASES = [
 ]  # fmt: skip
 
 
-@exercise(
-    "qkv_fn",
+QKV_FN = Exercise(
+    id="qkv_fn",
+    lesson="02_queries_keys_values",
+    kind="function",
+    answer="queries_keys_values",
     hints=[
         "Each projection is X @ (its own weight matrix).",
         "Check which weight matrix each line uses, and the order of the product: X comes first.",
     ],
-    solution=(
-        "def queries_keys_values(X, W_Q, W_K, W_V):\n"
-        "    Q = X @ W_Q  # (n, d_model) @ (d_model, d_k) -> (n, d_k)\n"
-        "    K = X @ W_K  # (n, d_model) @ (d_model, d_k) -> (n, d_k)\n"
-        "    V = X @ W_V  # (n, d_model) @ (d_model, d_v) -> (n, d_v)\n"
-        "    return Q, K, V"
-    ),
+    solution="def queries_keys_values(X, W_Q, W_K, W_V):\n"
+    "    Q = X @ W_Q  # (n, d_model) @ (d_model, d_k) -> (n, d_k)\n"
+    "    K = X @ W_K  # (n, d_model) @ (d_model, d_k) -> (n, d_k)\n"
+    "    V = X @ W_V  # (n, d_model) @ (d_model, d_v) -> (n, d_v)\n"
+    "    return Q, K, V",
+    cases=QKV_CASES,
+    reference=_qkv,
+    mistakes=[
+        ("swapped_qk", lambda X, W_Q, W_K, W_V: (X @ W_K, X @ W_Q, X @ W_V)),
+        ("swapped_qk", lambda X, W_Q, W_K, W_V: (X @ W_K, X @ W_K, X @ W_V)),
+        ("swapped_qk", lambda X, W_Q, W_K, W_V: (X @ W_K, X @ W_Q, (X @ W_V).T)),
+        ("tokens_as_columns", lambda X, W_Q, W_K, W_V: (X @ W_Q, X @ W_K, (X @ W_V).T)),
+    ],
+    arg_names=("X", "W_Q", "W_K", "W_V"),
+    result_names=("Q", "K", "V"),
 )
-def _qkv_fn(answer):
-    return check_function(
-        answer,
-        QKV_CASES,
-        reference=_qkv,
-        mistakes=[
-            ("swapped_qk", lambda X, W_Q, W_K, W_V: (X @ W_K, X @ W_Q, X @ W_V)),
-            ("swapped_qk", lambda X, W_Q, W_K, W_V: (X @ W_K, X @ W_K, X @ W_V)),
-            ("swapped_qk", lambda X, W_Q, W_K, W_V: (X @ W_K, X @ W_Q, (X @ W_V).T)),
-            ("tokens_as_columns", lambda X, W_Q, W_K, W_V: (X @ W_Q, X @ W_K, (X @ W_V).T)),
-        ],
-        arg_names=("X", "W_Q", "W_K", "W_V"),
-        result_names=("Q", "K", "V"),
-    )
+
+
+# the exercises in the order of the notebook's check cells
+EXERCISES = (
+    Q_SEEDS,
+    formula.QKV,
+    Q_SHAPE,
+    QKV_FN,
+)

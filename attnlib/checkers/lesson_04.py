@@ -10,68 +10,63 @@ The required ``scaled_scores`` lives in formula.py. Expected answers come from
 import numpy as np
 
 from .. import example as ex
-from ..core import project, qk_scores, scale_scores, softmax
-from ..selfcheck import add_mistake, check_array, check_choice, check_function, exercise
+from ..core import qk_scores, scale_scores, softmax
+from ..selfcheck.exercise import Exercise
+from . import formula
 
-add_mistake(
-    "score_gaps",
-    "softmax only sees the gaps between a row's scores: adding the same number to all of them "
-    "changes nothing, multiplying them widens the gaps (sharper weights) and dividing them "
-    "narrows the gaps (flatter weights).",
-)
-add_mistake(
-    "counted_tokens",
-    "scaled by the number of tokens: d_k is the width of each query and key, Q.shape[-1], "
-    "not len(Q) or K.shape[0], which count rows.",
-)
-
-Q, K = project(ex.X, ex.W_Q), project(ex.X, ex.W_K)  # (3, 2) each
-S = qk_scores(Q, K)  # (n_q, n_k) = (3, 3)
+Q, K, S = ex.Q, ex.K, ex.S  # (3, 2), (3, 2), (n_q, n_k) = (3, 3)
 d_k = ex.d_k
 BIRDS, EAT = ex.TOKENS.index("birds"), ex.TOKENS.index("eat")
 
 
 # ---- scaling_birds_eat: 9 / sqrt(2) by hand ------------------------------------------------
-@exercise(
-    "scaling_birds_eat",
+SCORE = S[BIRDS, EAT]  # 9
+
+SCALING_BIRDS_EAT = Exercise(
+    id="scaling_birds_eat",
+    lesson="04_scaling",
+    kind="value",
+    answer="birds_eat_scaled",
     hints=[
         "The score is 9 and d_k = 2: divide by the square root of d_k.",
         "np.sqrt(2) is about 1.414, so the answer is 9 / 1.414.",
     ],
     solution=lambda: f"9 / np.sqrt(2) = {S[BIRDS, EAT] / np.sqrt(d_k):.4f}",
+    expected=scale_scores(np.array([SCORE]), d_k)[0],
+    mistakes={
+        "unscaled": SCORE,
+        "divided_by_d_k": SCORE / d_k,
+        "multiplied": SCORE * np.sqrt(d_k),
+    },
+    decimals=1,  # 9 / 1.41 by hand is 6.38: close enough, and far from every mistake
+    name="the scaled score",
 )
-def _scaling_birds_eat(answer):
-    score = S[BIRDS, EAT]
-    return check_array(
-        answer,
-        scale_scores(np.array([score]), d_k)[0],
-        mistakes={
-            "unscaled": score,
-            "divided_by_d_k": score / d_k,
-            "multiplied": score * np.sqrt(d_k),
-        },
-        decimals=1,  # 9 / 1.41 by hand is 6.38: close enough, and far from every mistake
-        name="the scaled score",
-    )
 
 
 # ---- scaling_predict + scaling_birds_weights: predict, then check -------------------------
-@exercise(
-    "scaling_predict",
+SCALING_PREDICT = Exercise(
+    id="scaling_predict",
+    lesson="04_scaling",
+    kind="choice",
+    answer="prediction",
     hints=[
         "Dividing by sqrt(2) brings the three scores of the row closer together.",
         "Closer scores give weights that are closer to equal.",
     ],
     solution="prediction = 'smaller'  # narrower gaps between scores: flatter weights",
+    expected="smaller",
+    options=["larger", "smaller"],
+    mistakes={"larger": "score_gaps"},
 )
-def _scaling_predict(answer):
-    return check_choice(
-        answer, "smaller", options=["larger", "smaller"], mistakes={"larger": "score_gaps"}
-    )
 
 
-@exercise(
-    "scaling_birds_weights",
+ROW = S[BIRDS]  # birds' scores
+
+SCALING_BIRDS_WEIGHTS = Exercise(
+    id="scaling_birds_weights",
+    lesson="04_scaling",
+    kind="value",
+    answer="birds_weights",
     hints=[
         "Birds' scaled row is S[0] / np.sqrt(d_k).",
         "Exponentiate the three numbers, then divide each by their sum.",
@@ -82,21 +77,16 @@ def _scaling_predict(answer):
         "birds_weights = np.exp(row) / np.exp(row).sum()\n"
         f"{softmax(scale_scores(S[BIRDS], d_k))}"
     ),
+    expected=softmax(scale_scores(ROW, d_k)),
+    mistakes={
+        "unscaled": softmax(ROW),
+        "divided_by_d_k": softmax(ROW / d_k),
+        "multiplied": softmax(ROW * np.sqrt(d_k)),
+        "transposed": softmax(scale_scores(S[:, BIRDS], d_k)),  # birds' column, not row
+    },
+    decimals=3,
+    name="birds_weights",
 )
-def _scaling_birds_weights(answer):
-    row = S[BIRDS]
-    return check_array(
-        answer,
-        softmax(scale_scores(row, d_k)),
-        mistakes={
-            "unscaled": softmax(row),
-            "divided_by_d_k": softmax(row / d_k),
-            "multiplied": softmax(row * np.sqrt(d_k)),
-            "transposed": softmax(scale_scores(S[:, BIRDS], d_k)),  # birds' column, not row
-        },
-        decimals=3,
-        name="birds_weights",
-    )
 
 
 # ---- scaling_fix: repair a function that divides by sqrt(len(Q)) ---------------------------
@@ -122,24 +112,31 @@ SCALING_FIX_MISTAKES = [
 ]
 
 
-@exercise(
-    "scaling_fix",
+SCALING_FIX = Exercise(
+    id="scaling_fix",
+    lesson="04_scaling",
+    kind="function",
+    answer="fixed_scaled_scores",
     hints=[
         "len(Q) counts the rows of Q: the number of queries. Is that d_k?",
         "d_k is the width of each query and key: the last axis of Q.",
         "return Q @ K.T / np.sqrt(Q.shape[-1])",
     ],
-    solution=(
-        "def fixed_scaled_scores(Q, K):\n"
-        "    S = Q @ K.T  # (n_q, d_k) @ (d_k, n_k) -> (n_q, n_k)\n"
-        "    return S / np.sqrt(Q.shape[-1])  # d_k is the width, not len(Q)"
-    ),
+    solution="def fixed_scaled_scores(Q, K):\n"
+    "    S = Q @ K.T  # (n_q, d_k) @ (d_k, n_k) -> (n_q, n_k)\n"
+    "    return S / np.sqrt(Q.shape[-1])  # d_k is the width, not len(Q)",
+    cases=SCALING_FIX_CASES,
+    reference=_scaled,
+    mistakes=SCALING_FIX_MISTAKES,
+    arg_names=("Q", "K"),
 )
-def _scaling_fix(answer):
-    return check_function(
-        answer,
-        SCALING_FIX_CASES,
-        reference=_scaled,
-        mistakes=SCALING_FIX_MISTAKES,
-        arg_names=("Q", "K"),
-    )
+
+
+# the exercises in the order of the notebook's check cells
+EXERCISES = (
+    SCALING_BIRDS_EAT,
+    formula.SCALED_SCORES,
+    SCALING_PREDICT,
+    SCALING_BIRDS_WEIGHTS,
+    SCALING_FIX,
+)

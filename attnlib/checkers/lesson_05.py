@@ -9,19 +9,11 @@ formula.py. Expected answers come from ``attnlib.core``.
 import numpy as np
 
 from .. import example as ex
-from ..core import project, qk_scores, scale_scores, softmax
-from ..selfcheck import add_mistake, check_array, check_choice, check_function, exercise
-from . import naive_softmax
+from ..core import scale_scores, softmax
+from ..selfcheck.exercise import Exercise
+from . import formula, naive_softmax
 
-add_mistake(  # the same wording as lesson 04's file: registering it twice is harmless
-    "score_gaps",
-    "softmax only sees the gaps between a row's scores: adding the same number to all of them "
-    "changes nothing, multiplying them widens the gaps (sharper weights) and dividing them "
-    "narrows the gaps (flatter weights).",
-)
-
-Q, K = project(ex.X, ex.W_Q), project(ex.X, ex.W_K)  # (3, 2) each
-S = qk_scores(Q, K)  # (n_q, n_k) = (3, 3)
+Q, K, S = ex.Q, ex.K, ex.S  # the worked example: (3, 2), (3, 2), (n_q, n_k) = (3, 3)
 d_k = ex.d_k
 SCALED = scale_scores(S, d_k)  # (3, 3)
 EAT = ex.TOKENS.index("eat")
@@ -29,8 +21,11 @@ PREDICT_OPTIONS = ["same", "sharper", "flatter"]
 
 
 # ---- softmax_eat_row: one row by hand --------------------------------------------------------
-@exercise(
-    "softmax_eat_row",
+SOFTMAX_EAT_ROW = Exercise(
+    id="softmax_eat_row",
+    lesson="05_softmax",
+    kind="value",
+    answer="eat_weights",
     hints=[
         "Eat's row is scaled_scores[1]. Start with np.exp of it: three positive numbers.",
         "Add the three exponentials; each weight is one exponential divided by that total.",
@@ -39,55 +34,49 @@ PREDICT_OPTIONS = ["same", "sharper", "flatter"]
     solution=lambda: (
         f"e = np.exp(scaled_scores[1])\neat_weights = e / e.sum()\n{softmax(SCALED[EAT])}"
     ),
+    expected=softmax(SCALED[EAT]),
+    mistakes={
+        "unscaled": softmax(S[EAT]),
+        "divided_by_d_k": softmax(S[EAT] / d_k),
+        "multiplied": softmax(S[EAT] * np.sqrt(d_k)),
+        "wrong_axis": softmax(SCALED[:, EAT]),  # eat's column, not its row
+    },
+    decimals=3,
+    name="eat_weights",
 )
-def _softmax_eat_row(answer):
-    return check_array(
-        answer,
-        softmax(SCALED[EAT]),
-        mistakes={
-            "unscaled": softmax(S[EAT]),
-            "divided_by_d_k": softmax(S[EAT] / d_k),
-            "multiplied": softmax(S[EAT] * np.sqrt(d_k)),
-            "wrong_axis": softmax(SCALED[:, EAT]),  # eat's column, not its row
-        },
-        decimals=3,
-        name="eat_weights",
-    )
 
 
 # ---- softmax_predict_shift / softmax_predict_double ------------------------------------------
-@exercise(
-    "softmax_predict_shift",
+SOFTMAX_PREDICT_SHIFT = Exercise(
+    id="softmax_predict_shift",
+    lesson="05_softmax",
+    kind="choice",
+    answer="add_100",
     hints=[
         "e^(x + 100) = e^100 e^x: every exponential in the row gets the same factor.",
         "A factor shared by every term of a fraction's top and bottom cancels.",
     ],
     solution="add_100 = 'same'  # softmax(x + c) = softmax(x)",
+    expected="same",
+    options=PREDICT_OPTIONS,
+    mistakes={"sharper": "score_gaps", "flatter": "score_gaps"},
 )
-def _softmax_predict_shift(answer):
-    return check_choice(
-        answer,
-        "same",
-        options=PREDICT_OPTIONS,
-        mistakes={"sharper": "score_gaps", "flatter": "score_gaps"},
-    )
 
 
-@exercise(
-    "softmax_predict_double",
+SOFTMAX_PREDICT_DOUBLE = Exercise(
+    id="softmax_predict_double",
+    lesson="05_softmax",
+    kind="choice",
+    answer="times_2",
     hints=[
         "Doubling every score doubles every gap between two scores.",
         "The ratio of two weights is e^(gap): a bigger gap makes the winner win by more.",
     ],
     solution="times_2 = 'sharper'  # the gaps double, so the biggest weight grows",
+    expected="sharper",
+    options=PREDICT_OPTIONS,
+    mistakes={"same": "score_gaps", "flatter": "score_gaps"},
 )
-def _softmax_predict_double(answer):
-    return check_choice(
-        answer,
-        "sharper",
-        options=PREDICT_OPTIONS,
-        mistakes={"same": "score_gaps", "flatter": "score_gaps"},
-    )
 
 
 # ---- softmax_fix_axis: repair weights normalised down the columns ---------------------------
@@ -121,26 +110,34 @@ FIX_AXIS_MISTAKES = [
 ]
 
 
-@exercise(
-    "softmax_fix_axis",
+SOFTMAX_FIX_AXIS = Exercise(
+    id="softmax_fix_axis",
+    lesson="05_softmax",
+    kind="function",
+    answer="weights_from_scores",
     hints=[
         "Print the row sums of the broken result: which axis does sum to 1?",
         "The sum runs over axis=0, down the columns. Each query's row must sum to 1.",
         "Subtract each row's own max and sum with axis=-1, keepdims=True.",
     ],
-    solution=(
-        "def weights_from_scores(S, d_k):\n"
-        "    z = S / np.sqrt(d_k)\n"
-        "    z = z - z.max(axis=-1, keepdims=True)\n"
-        "    e = np.exp(z)\n"
-        "    return e / e.sum(axis=-1, keepdims=True)"
-    ),
+    solution="def weights_from_scores(S, d_k):\n"
+    "    z = S / np.sqrt(d_k)\n"
+    "    z = z - z.max(axis=-1, keepdims=True)\n"
+    "    e = np.exp(z)\n"
+    "    return e / e.sum(axis=-1, keepdims=True)",
+    cases=FIX_AXIS_CASES,
+    reference=_weights_from_scores,
+    mistakes=FIX_AXIS_MISTAKES,
+    arg_names=("S", "d_k"),
 )
-def _softmax_fix_axis(answer):
-    return check_function(
-        answer,
-        FIX_AXIS_CASES,
-        reference=_weights_from_scores,
-        mistakes=FIX_AXIS_MISTAKES,
-        arg_names=("S", "d_k"),
-    )
+
+
+# the exercises in the order of the notebook's check cells
+EXERCISES = (
+    SOFTMAX_EAT_ROW,
+    formula.SOFTMAX,
+    formula.WEIGHTS,
+    SOFTMAX_PREDICT_SHIFT,
+    SOFTMAX_PREDICT_DOUBLE,
+    SOFTMAX_FIX_AXIS,
+)

@@ -9,24 +9,21 @@ Ids: ``blend_birds_by_hand`` (birds' output from the document's rounded weights)
 import numpy as np
 
 from .. import example as ex
-from ..core import attention_weights, project, qk_scores, softmax
-from ..selfcheck import add_mistake, check_array, check_function, exercise
+from ..core import softmax
+from ..selfcheck.exercise import Exercise
+from . import formula
 
-add_mistake(
-    "not_normalised",
-    "the weights of a row sum to 1: spreading attention evenly over n_k keys puts 1/n_k on "
-    "each, so the blend is the mean of the value rows, not their sum.",
-)
-
-Q, K, V = (project(ex.X, W) for W in (ex.W_Q, ex.W_K, ex.W_V))  # (3, 2) each
-A = attention_weights(Q, K)  # (n_q, n_k) = (3, 3)
+Q, K, V, A = ex.Q, ex.K, ex.V, ex.A  # the worked example: (3, 2) each, A (n_q, n_k)
 BIRDS = ex.TOKENS.index("birds")
 ROUNDED = np.round(A, 3)  # the weights as the document prints them
 
 
 # ---- blend_birds_by_hand ----------------------------------------------------------------------
-@exercise(
-    "blend_birds_by_hand",
+BLEND_BIRDS_BY_HAND = Exercise(
+    id="blend_birds_by_hand",
+    lesson="06_blending_values",
+    kind="value",
+    answer="birds_output",
     hints=[
         "Entry 1 of the output uses entry 1 of each value row: 0, 4 and 2.",
         "0.013 × 0 + 0.882 × 4 + 0.106 × 2 for the first entry; the second uses 4, 2 and 4.",
@@ -35,38 +32,34 @@ ROUNDED = np.round(A, 3)  # the weights as the document prints them
         "birds_output = [0.013 * 0 + 0.882 * 4 + 0.106 * 2, 0.013 * 4 + 0.882 * 2 + 0.106 * 4]\n"
         f"{ROUNDED[BIRDS] @ V}"
     ),
+    expected=ROUNDED[BIRDS] @ V,
+    mistakes={
+        "transposed": ROUNDED[:, BIRDS] @ V,  # birds' column of weights, not its row
+        "unscaled": np.round(softmax(ex.S[BIRDS]), 3) @ V,
+    },
+    decimals=2,
+    name="birds_output",
 )
-def _blend_birds_by_hand(answer):
-    return check_array(
-        answer,
-        ROUNDED[BIRDS] @ V,  # (n_k,) @ (n_k, d_v) -> (d_v,)
-        mistakes={
-            "transposed": ROUNDED[:, BIRDS] @ V,  # birds' column of weights, not its row
-            "unscaled": np.round(softmax(qk_scores(Q, K)[BIRDS]), 3) @ V,
-        },
-        decimals=2,  # the unrounded weights give 3.738 and 2.237: also accepted
-        name="birds_output",
-    )
 
 
 # ---- blend_even_weights -----------------------------------------------------------------------
-@exercise(
-    "blend_even_weights",
+N_K = V.shape[0]  # 3 keys
+
+BLEND_EVEN_WEIGHTS = Exercise(
+    id="blend_even_weights",
+    lesson="06_blending_values",
+    kind="value",
+    answer="even_output",
     hints=[
         "With weight 1/3 on each row, the blend is (v_1 + v_2 + v_3) / 3.",
         "That is the mean of the value rows, column by column: (0 + 4 + 2) / 3, (4 + 2 + 4) / 3.",
     ],
     solution=lambda: f"even_output = V.mean(axis=0)\n{V.mean(axis=0)}",
+    expected=np.full(N_K, 1 / N_K) @ V,  # (n_k,) @ (n_k, d_v) -> (d_v,)
+    mistakes={"not_normalised": np.ones(N_K) @ V},
+    decimals=2,
+    name="even_output",
 )
-def _blend_even_weights(answer):
-    n_k = V.shape[0]
-    return check_array(
-        answer,
-        np.full(n_k, 1 / n_k) @ V,  # (n_k,) @ (n_k, d_v) -> (d_v,)
-        mistakes={"not_normalised": np.ones(n_k) @ V},
-        decimals=2,
-        name="even_output",
-    )
 
 
 # ---- blend_fix: repair weights.T @ V ---------------------------------------------------------
@@ -82,8 +75,11 @@ BLEND_MISTAKES = [
 ]
 
 
-@exercise(
-    "blend_fix",
+BLEND_FIX = Exercise(
+    id="blend_fix",
+    lesson="06_blending_values",
+    kind="function",
+    answer="blend",
     hints=[
         "Row i of the output must blend V's rows with query i's weights: row i of the weights.",
         "weights.T puts a key's column where a query's row belongs.",
@@ -92,12 +88,17 @@ BLEND_MISTAKES = [
     solution=(
         "def blend(weights, V):\n    return weights @ V  # (n_q, n_k) @ (n_k, d_v) -> (n_q, d_v)"
     ),
+    cases=BLEND_CASES,
+    reference=lambda A, V: A @ V,
+    mistakes=BLEND_MISTAKES,
+    arg_names=("weights", "V"),
 )
-def _blend_fix(answer):
-    return check_function(
-        answer,
-        BLEND_CASES,
-        reference=lambda A, V: A @ V,
-        mistakes=BLEND_MISTAKES,
-        arg_names=("weights", "V"),
-    )
+
+
+# the exercises in the order of the notebook's check cells
+EXERCISES = (
+    BLEND_BIRDS_BY_HAND,
+    formula.OUTPUT_EXERCISE,
+    BLEND_EVEN_WEIGHTS,
+    BLEND_FIX,
+)

@@ -11,19 +11,9 @@ import numpy as np
 
 from .. import example as ex
 from ..core import attention_weights
-from ..selfcheck import add_mistake, check_choice, check_function, exercise, passed, wrong
-from . import SCALE_SOFTMAX_MISTAKES, self_attention, self_attention_with
-
-add_mistake(
-    "output_shape",
-    "the output has one row per query and one column per entry of a value: (n_q, d_v). "
-    "The keys are summed away, and d_k only lives inside the scores.",
-)
-add_mistake(
-    "order_matters",
-    "attention treats the keys as a set: moving a key together with its value only reorders "
-    "the terms of each weighted sum, and a sum does not depend on order.",
-)
+from ..selfcheck.exercise import Exercise
+from ..selfcheck.judge import passed, wrong
+from . import SCALE_SOFTMAX_MISTAKES, formula, self_attention, self_attention_with
 
 # ---- formula_shapes: (weights_shape, output_shape) for n_q=3, n_k=5, d_k=4, d_v=2 ----------
 N_Q, N_K, D_K, D_V = 3, 5, 4, 2
@@ -41,14 +31,6 @@ def _as_shape(item):
     return shape if all(float(n) == s for n, s in zip(item, shape, strict=True)) else None
 
 
-@exercise(
-    "formula_shapes",
-    hints=[
-        "The weights have one row per query and one column per key.",
-        "The output has one row per query; each row is a blend of value rows of width d_v.",
-    ],
-    solution=lambda: f"shapes = ({SHAPES[0]}, {SHAPES[1]})",
-)
 def _formula_shapes(answer):
     pair = "a pair (weights_shape, output_shape), e.g. ((1, 2), (3, 4))"
     if isinstance(answer, np.ndarray):
@@ -69,6 +51,25 @@ def _formula_shapes(answer):
     if output_shape != SHAPES[1]:
         return wrong("", mistake="output_shape")
     return passed()
+
+
+FORMULA_SHAPES = Exercise(
+    id="formula_shapes",
+    lesson="07_the_whole_formula",
+    kind="value",
+    answer="shapes",
+    hints=[
+        "The weights have one row per query and one column per key.",
+        "The output has one row per query; each row is a blend of value rows of width d_v.",
+    ],
+    solution=lambda: f"shapes = ({SHAPES[0]}, {SHAPES[1]})",
+    expected=SHAPES,
+    mistakes={  # for the tests: the rule above names these
+        "transposed": (SHAPES[0][::-1], SHAPES[1]),
+        "output_shape": (SHAPES[0], (N_Q, D_K)),
+    },
+    rule=_formula_shapes,
+)
 
 
 # ---- formula_self_attention: write it from X, W_Q, W_K, W_V ---------------------------------
@@ -92,44 +93,49 @@ SELF_ATTENTION_MISTAKES = [
 ]
 
 
-@exercise(
-    "formula_self_attention",
+FORMULA_SELF_ATTENTION = Exercise(
+    id="formula_self_attention",
+    lesson="07_the_whole_formula",
+    kind="function",
+    answer="self_attention",
     hints=[
         "Three projections of the same X: Q = X @ W_Q, K = X @ W_K, V = X @ W_V.",
         "Then the four steps: scores, scale by sqrt(d_k) (the width of Q), softmax rows, blend.",
         "return attention(X @ W_Q, X @ W_K, X @ W_V), using the attention you repaired.",
     ],
-    solution=(
-        "def self_attention(X, W_Q, W_K, W_V):\n"
-        "    Q = X @ W_Q  # (n, d_k)\n"
-        "    K = X @ W_K  # (n, d_k)\n"
-        "    V = X @ W_V  # (n, d_v)\n"
-        "    return attention(Q, K, V)  # (n, d_v)"
-    ),
+    solution="def self_attention(X, W_Q, W_K, W_V):\n"
+    "    Q = X @ W_Q  # (n, d_k)\n"
+    "    K = X @ W_K  # (n, d_k)\n"
+    "    V = X @ W_V  # (n, d_v)\n"
+    "    return attention(Q, K, V)  # (n, d_v)",
+    cases=SELF_ATTENTION_CASES,
+    reference=self_attention,
+    mistakes=SELF_ATTENTION_MISTAKES,
+    arg_names=("X", "W_Q", "W_K", "W_V"),
 )
-def _formula_self_attention(answer):
-    return check_function(
-        answer,
-        SELF_ATTENTION_CASES,
-        reference=self_attention,
-        mistakes=SELF_ATTENTION_MISTAKES,
-        arg_names=("X", "W_Q", "W_K", "W_V"),
-    )
 
 
 # ---- formula_predict_reorder --------------------------------------------------------------
-@exercise(
-    "formula_predict_reorder",
+FORMULA_PREDICT_REORDER = Exercise(
+    id="formula_predict_reorder",
+    lesson="07_the_whole_formula",
+    kind="choice",
+    answer="prediction",
     hints=[
         "Output row i is a sum over the keys j of weight[i, j] times V[j].",
         "Reordering the keys reorders each row of weights the same way, and V's rows with them.",
     ],
     solution="prediction = 'same'  # the weighted sums only change the order of their terms",
+    expected="same",
+    options=["same", "rows reordered", "different"],
+    mistakes={"rows reordered": "order_matters", "different": "order_matters"},
 )
-def _formula_predict_reorder(answer):
-    return check_choice(
-        answer,
-        "same",
-        options=["same", "rows reordered", "different"],
-        mistakes={"rows reordered": "order_matters", "different": "order_matters"},
-    )
+
+
+# the exercises in the order of the notebook's check cells
+EXERCISES = (
+    FORMULA_SHAPES,
+    formula.ATTENTION,
+    FORMULA_SELF_ATTENTION,
+    FORMULA_PREDICT_REORDER,
+)

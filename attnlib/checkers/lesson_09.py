@@ -9,38 +9,9 @@ Ids: ``mask_causal`` (by hand), ``mask_weights`` (compute on the worked example)
 import numpy as np
 
 from .. import example as ex
-from ..core import attention, project, qk_scores, scale_scores, softmax
+from ..core import attention, scale_scores, softmax
 from ..masks import causal_mask
-from ..selfcheck import add_mistake, check_array, check_choice, check_function, exercise
-
-add_mistake(
-    "mask_after_softmax",
-    "the mask was applied after softmax without renormalising, so rows no longer sum to 1: "
-    "hide keys before softmax (score -inf), or divide each row by its new sum.",
-)
-add_mistake(
-    "inverted_mask",
-    "the mask is inverted: True means the query MAY attend to the key, so hide the keys "
-    "where the mask is False.",
-)
-add_mistake(
-    "causal_sees_future",
-    "the triangle is flipped: row i is query i, and it may see key j only when j <= i (keys "
-    "written at or before it), so the 1s fill the lower triangle, not the upper one.",
-)
-add_mistake(
-    "causal_excludes_self",
-    "a query may always see its own position: the causal mask keeps the diagonal (key j <= i).",
-)
-add_mistake(
-    "mask_ignored",
-    "the mask had no effect: put -inf into the scores where the mask is False, before softmax.",
-)
-add_mistake(
-    "empty_row",
-    "every score in that row is -inf, so its max is -inf and -inf - (-inf) is nan "
-    "(without the max, exp gives all zeros and 0 / 0 is nan).",
-)
+from ..selfcheck.exercise import Exercise
 
 
 def _naive_softmax(x):
@@ -59,8 +30,11 @@ def _masked_weights(S_scaled, mask):
 CAUSAL_4 = causal_mask(4)
 
 
-@exercise(
-    "mask_causal",
+MASK_CAUSAL = Exercise(
+    id="mask_causal",
+    lesson="09_masking",
+    kind="value",
+    answer="mask",
     hints=[
         "Row i is query i; column j is key j. True (or 1) where query i may look at key j.",
         "A query may see its own position and every earlier one: key j <= i.",
@@ -71,29 +45,27 @@ CAUSAL_4 = causal_mask(4)
         "# the same as attnlib.causal_mask(4):\n"
         + "\n".join("# " + line for line in str(CAUSAL_4.astype(int)).splitlines())
     ),
+    expected=CAUSAL_4,
+    mistakes={
+        "causal_sees_future": CAUSAL_4.T,  # the upper triangle
+        "causal_excludes_self": np.tril(np.ones((4, 4), dtype=bool), k=-1),
+        "inverted_mask": ~CAUSAL_4,
+    },
 )
-def _mask_causal(answer):
-    return check_array(
-        answer,
-        CAUSAL_4,
-        mistakes={
-            "causal_sees_future": CAUSAL_4.T,  # the upper triangle
-            "causal_excludes_self": np.tril(np.ones((4, 4), dtype=bool), k=-1),
-            "inverted_mask": ~CAUSAL_4,
-        },
-    )
 
 
 # ---- mask_weights: the worked example's weights under the causal mask ----------------------
-Q, K, V = (project(ex.X, W) for W in (ex.W_Q, ex.W_K, ex.W_V))  # (3, 2) each
-S = qk_scores(Q, K)  # (3, 3)
+Q, K, V, S = ex.Q, ex.K, ex.V, ex.S  # the worked example: (3, 2) each, S (3, 3)
 S_SCALED = scale_scores(S, Q.shape[-1])
 CAUSAL_3 = causal_mask(3)
 WEIGHTS_CAUSAL = attention(Q, K, V, mask=CAUSAL_3)[1]
 
 
-@exercise(
-    "mask_weights",
+MASK_WEIGHTS = Exercise(
+    id="mask_weights",
+    lesson="09_masking",
+    kind="value",
+    answer="weights",
     hints=[
         "Scale the scores, then put -inf where the mask is False, then softmax each row.",
         "birds' row can only see birds, so it is (1, 0, 0); seeds' row is unchanged.",
@@ -105,21 +77,17 @@ WEIGHTS_CAUSAL = attention(Q, K, V, mask=CAUSAL_3)[1]
         "weights = weights / weights.sum(axis=-1, keepdims=True)\n"
         + "\n".join("# " + line for line in str(WEIGHTS_CAUSAL.round(3)).splitlines())
     ),
+    expected=WEIGHTS_CAUSAL,
+    mistakes=[
+        ("mask_after_softmax", softmax(S_SCALED) * CAUSAL_3),
+        ("mask_ignored", softmax(S_SCALED)),
+        ("unscaled", _masked_weights(S, CAUSAL_3)),
+        ("transposed", _masked_weights(S_SCALED, CAUSAL_3.T)),
+        ("transposed", WEIGHTS_CAUSAL.T),
+        ("inverted_mask", _masked_weights(S_SCALED, ~CAUSAL_3)),
+    ],
+    decimals=3,
 )
-def _mask_weights(answer):
-    return check_array(
-        answer,
-        WEIGHTS_CAUSAL,
-        mistakes=[
-            ("mask_after_softmax", softmax(S_SCALED) * CAUSAL_3),
-            ("mask_ignored", softmax(S_SCALED)),
-            ("unscaled", _masked_weights(S, CAUSAL_3)),
-            ("transposed", _masked_weights(S_SCALED, CAUSAL_3.T)),
-            ("transposed", WEIGHTS_CAUSAL.T),
-            ("inverted_mask", _masked_weights(S_SCALED, ~CAUSAL_3)),
-        ],
-        decimals=3,
-    )
 
 
 # ---- mask_fix_attention: repair a masked attention that masks after softmax ----------------
@@ -162,49 +130,54 @@ MASKED_ATTENTION_MISTAKES = [
 ]
 
 
-@exercise(
-    "mask_fix_attention",
+MASK_FIX_ATTENTION = Exercise(
+    id="mask_fix_attention",
+    lesson="09_masking",
+    kind="function",
+    answer="masked_attention",
     hints=[
         "Print the row sums of the broken function's weights: do they add up to 1?",
         "Zeroing weights after softmax loses their share. Hide the keys before softmax.",
         "S = np.where(mask, S, -np.inf) before the softmax, and remove the multiplication "
         "after it.",
     ],
-    solution=(
-        "def masked_attention(Q, K, V, mask):\n"
-        "    S = Q @ K.T / np.sqrt(K.shape[-1])\n"
-        "    S = np.where(mask, S, -np.inf)  # hide keys before softmax\n"
-        "    S = S - S.max(axis=-1, keepdims=True)\n"
-        "    A = np.exp(S) / np.exp(S).sum(axis=-1, keepdims=True)\n"
-        "    return A @ V"
-    ),
+    solution="def masked_attention(Q, K, V, mask):\n"
+    "    S = Q @ K.T / np.sqrt(K.shape[-1])\n"
+    "    S = np.where(mask, S, -np.inf)  # hide keys before softmax\n"
+    "    S = S - S.max(axis=-1, keepdims=True)\n"
+    "    A = np.exp(S) / np.exp(S).sum(axis=-1, keepdims=True)\n"
+    "    return A @ V",
+    cases=MASKED_ATTENTION_CASES,
+    reference=_masked_attention,
+    mistakes=MASKED_ATTENTION_MISTAKES,
+    arg_names=("Q", "K", "V", "mask"),
 )
-def _mask_fix_attention(answer):
-    return check_function(
-        answer,
-        MASKED_ATTENTION_CASES,
-        reference=_masked_attention,
-        mistakes=MASKED_ATTENTION_MISTAKES,
-        arg_names=("Q", "K", "V", "mask"),
-    )
 
 
 # ---- mask_predict_empty_row: what naive code gives for a row with no visible key -----------
 EMPTY_ROW_OPTIONS = ("nan", "zeros", "uniform")
 
 
-@exercise(
-    "mask_predict_empty_row",
+MASK_PREDICT_EMPTY_ROW = Exercise(
+    id="mask_predict_empty_row",
+    lesson="09_masking",
+    kind="choice",
+    answer="prediction",
     hints=[
         "Every score in the row becomes -inf. What is the row's maximum?",
         "Subtracting the maximum computes -inf - (-inf). What does numpy say that is?",
     ],
     solution="prediction = 'nan'  # -inf - (-inf) is nan, and nan spreads",
+    expected="nan",
+    options=EMPTY_ROW_OPTIONS,
+    mistakes={"zeros": "empty_row", "uniform": "empty_row"},
 )
-def _mask_predict_empty_row(answer):
-    return check_choice(
-        answer,
-        expected="nan",
-        options=EMPTY_ROW_OPTIONS,
-        mistakes={"zeros": "empty_row", "uniform": "empty_row"},
-    )
+
+
+# the exercises in the order of the notebook's check cells
+EXERCISES = (
+    MASK_CAUSAL,
+    MASK_WEIGHTS,
+    MASK_PREDICT_EMPTY_ROW,
+    MASK_FIX_ATTENTION,
+)

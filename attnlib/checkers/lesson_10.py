@@ -9,32 +9,7 @@ answers come from ``attnlib.heads``.
 import numpy as np
 
 from ..heads import multi_head_attention, split_heads
-from ..selfcheck import add_mistake, check_array, check_choice, check_function, exercise
-
-add_mistake(
-    "reshape_no_transpose",
-    "reshaped straight to (n_heads, n, d_head) with no transpose: that mixes heads with "
-    "positions. Reshape to (n, n_heads, d_head) first, then swap the first two axes.",
-)
-add_mistake(
-    "heads_interleaved",
-    "each head got every n_heads-th column: head h owns one block of d_head neighbouring "
-    "columns, so reshape to (n, n_heads, d_head), not (n, d_head, n_heads).",
-)
-add_mistake(
-    "merge_no_transpose",
-    "the heads were merged with a reshape alone, which mixes tokens: move the head axis "
-    "back behind the token axis (transpose) before reshaping to (n, n_heads * d_v).",
-)
-add_mistake(
-    "no_output_projection",
-    "the merged heads were returned as they are: multiply them by W_O, where the heads meet.",
-)
-add_mistake(
-    "cross_keys_from_queries",
-    "in cross-attention the keys come from the other sequence: the weights are "
-    "(n_heads, n_q, n_k), with n_k the length of the sequence that gives keys and values.",
-)
+from ..selfcheck.exercise import Exercise
 
 
 def _split_no_transpose(X, n_heads):
@@ -51,24 +26,23 @@ def _split_interleaved(X, n_heads):
 Z = np.arange(1.0, 13.0).reshape(2, 6)  # rows 1..6 and 7..12
 
 
-@exercise(
-    "heads_by_hand",
+HEADS_BY_HAND = Exercise(
+    id="heads_by_hand",
+    lesson="10_multi_head_and_cross_attention",
+    kind="value",
+    answer="head_1",
     hints=[
         "6 columns and 3 heads: each head owns 2 neighbouring columns of every row.",
         "Head 0 owns columns 0 and 1, head 1 columns 2 and 3, head 2 columns 4 and 5.",
     ],
     solution="head_1 = [[3, 4], [9, 10]]  # columns 2 and 3 of each row",
+    expected=split_heads(Z, 3)[1],
+    mistakes={
+        "reshape_no_transpose": _split_no_transpose(Z, 3)[1],
+        "heads_interleaved": _split_interleaved(Z, 3)[1],
+    },
+    name="head 1",
 )
-def _heads_by_hand(answer):
-    return check_array(
-        answer,
-        expected=split_heads(Z, 3)[1],
-        mistakes={
-            "reshape_no_transpose": _split_no_transpose(Z, 3)[1],
-            "heads_interleaved": _split_interleaved(Z, 3)[1],
-        },
-        name="head 1",
-    )
 
 
 # ---- heads_split: write split_heads ----------------------------------------------------------
@@ -80,51 +54,47 @@ SPLIT_CASES = [
 ]
 
 
-@exercise(
-    "heads_split",
+HEADS_SPLIT = Exercise(
+    id="heads_split",
+    lesson="10_multi_head_and_cross_attention",
+    kind="function",
+    answer="split_heads",
     hints=[
         "Two steps: cut each row into n_heads pieces, then put the head axis first.",
         "X.reshape(n, n_heads, d_head) cuts the rows; .transpose(1, 0, 2) puts heads first.",
     ],
-    solution=(
-        "def split_heads(X, n_heads):\n"
-        "    n, d_model = X.shape\n"
-        "    d_head = d_model // n_heads\n"
-        "    return X.reshape(n, n_heads, d_head).transpose(1, 0, 2)  # (n_heads, n, d_head)"
-    ),
+    solution="def split_heads(X, n_heads):\n"
+    "    n, d_model = X.shape\n"
+    "    d_head = d_model // n_heads\n"
+    "    return X.reshape(n, n_heads, d_head).transpose(1, 0, 2)  # (n_heads, n, d_head)",
+    cases=SPLIT_CASES,
+    reference=split_heads,
+    mistakes=[
+        ("reshape_no_transpose", _split_no_transpose),
+        ("heads_interleaved", _split_interleaved),
+    ],
+    arg_names=("X", "n_heads"),
 )
-def _heads_split(answer):
-    return check_function(
-        answer,
-        SPLIT_CASES,
-        reference=split_heads,
-        mistakes=[
-            ("reshape_no_transpose", _split_no_transpose),
-            ("heads_interleaved", _split_interleaved),
-        ],
-        arg_names=("X", "n_heads"),
-    )
 
 
 # ---- heads_cross_shape: predict the shape of the cross-attention weights ---------------------
 CROSS_OPTIONS = ((4, 6, 9), (4, 9, 6), (4, 6, 6), (6, 9))
 
 
-@exercise(
-    "heads_cross_shape",
+HEADS_CROSS_SHAPE = Exercise(
+    id="heads_cross_shape",
+    lesson="10_multi_head_and_cross_attention",
+    kind="choice",
+    answer="prediction",
     hints=[
         "One weight table per head; each table has one row per query and one column per key.",
         "The 6 tokens being written ask (queries); the 9 source tokens answer (keys).",
     ],
     solution="prediction = (4, 6, 9)  # (n_heads, n_q, n_k)",
+    expected=(4, 6, 9),
+    options=CROSS_OPTIONS,
+    mistakes={(4, 9, 6): "transposed", (4, 6, 6): "cross_keys_from_queries"},
 )
-def _heads_cross_shape(answer):
-    return check_choice(
-        answer,
-        expected=(4, 6, 9),
-        options=CROSS_OPTIONS,
-        mistakes={(4, 9, 6): "transposed", (4, 6, 6): "cross_keys_from_queries"},
-    )
 
 
 # ---- heads_fix_merge: repair a multi-head attention whose merge forgot the transpose ---------
@@ -180,30 +150,36 @@ FIX_MISTAKES = [
 ]
 
 
-@exercise(
-    "heads_fix_merge",
+HEADS_FIX_MERGE = Exercise(
+    id="heads_fix_merge",
+    lesson="10_multi_head_and_cross_attention",
+    kind="function",
+    answer="multi_head",
     hints=[
         "Print the broken layer's output next to attnlib's: are the shapes equal? The values?",
         "Split and attention are right. Look at how the heads are put back together.",
         "heads has shape (n_heads, n_q, d_v): transpose it to (n_q, n_heads, d_v) before the "
         "reshape.",
     ],
-    solution=(
-        "def multi_head(X_q, X_kv, W_Q, W_K, W_V, W_O, n_heads):\n"
-        "    Q = split(X_q @ W_Q, n_heads)  # (n_heads, n_q, d_k)\n"
-        "    K = split(X_kv @ W_K, n_heads)  # (n_heads, n_k, d_k)\n"
-        "    V = split(X_kv @ W_V, n_heads)  # (n_heads, n_k, d_v)\n"
-        "    S = Q @ K.transpose(0, 2, 1) / np.sqrt(Q.shape[-1])  # d_k of one head\n"
-        "    heads = softmax_rows(S) @ V  # (n_heads, n_q, d_v)\n"
-        "    merged = heads.transpose(1, 0, 2).reshape(X_q.shape[0], -1)  # (n_q, n_heads * d_v)\n"
-        "    return merged @ W_O"
-    ),
+    solution="def multi_head(X_q, X_kv, W_Q, W_K, W_V, W_O, n_heads):\n"
+    "    Q = split(X_q @ W_Q, n_heads)  # (n_heads, n_q, d_k)\n"
+    "    K = split(X_kv @ W_K, n_heads)  # (n_heads, n_k, d_k)\n"
+    "    V = split(X_kv @ W_V, n_heads)  # (n_heads, n_k, d_v)\n"
+    "    S = Q @ K.transpose(0, 2, 1) / np.sqrt(Q.shape[-1])  # d_k of one head\n"
+    "    heads = softmax_rows(S) @ V  # (n_heads, n_q, d_v)\n"
+    "    merged = heads.transpose(1, 0, 2).reshape(X_q.shape[0], -1)  # (n_q, n_heads * d_v)\n"
+    "    return merged @ W_O",
+    cases=FIX_CASES,
+    reference=_reference,
+    mistakes=FIX_MISTAKES,
+    arg_names=("X_q", "X_kv", "W_Q", "W_K", "W_V", "W_O", "n_heads"),
 )
-def _heads_fix_merge(answer):
-    return check_function(
-        answer,
-        FIX_CASES,
-        reference=_reference,
-        mistakes=FIX_MISTAKES,
-        arg_names=("X_q", "X_kv", "W_Q", "W_K", "W_V", "W_O", "n_heads"),
-    )
+
+
+# the exercises in the order of the notebook's check cells
+EXERCISES = (
+    HEADS_BY_HAND,
+    HEADS_SPLIT,
+    HEADS_CROSS_SHAPE,
+    HEADS_FIX_MERGE,
+)

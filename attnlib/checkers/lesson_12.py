@@ -10,74 +10,34 @@ running sum of values). Expected answers come from ``attnlib.core`` and numpy.
 import numpy as np
 
 from .. import example as ex
-from ..core import attention, project, softmax
-from ..selfcheck import add_mistake, check_array, check_function, check_tuple, exercise
-
-add_mistake(
-    "linear_in_n",
-    "the count grew like n: every query meets every key, so the score matrix holds n x n "
-    "numbers and doubling n multiplies it by 4.",
-)
-add_mistake(
-    "float32_bytes",
-    "a float64 number takes 8 bytes (64 bits); 4 bytes is float32.",
-)
-add_mistake(
-    "decimal_megabytes",
-    "a MiB is 2^20 = 1,048,576 bytes, not 10^6: divide the bytes by 2**20.",
-)
-add_mistake(
-    "blocked_memory_quadratic",
-    "blocked attention never holds the n x n matrix, only an (n, block_size) slice and "
-    "running values of n rows: its memory grows like n (its time still grows like n^2).",
-)
-add_mistake(
-    "no_rescale",
-    "the old running sum was not rescaled: it was measured from the old max, so multiply it "
-    "by exp(m_old - m_new) before adding the new block's exps.",
-)
-add_mistake(
-    "rescale_inverted",
-    "the rescale factor is upside down: the old sum shrinks when the max rises, so multiply "
-    "by exp(m_old - m_new) (at most 1), not exp(m_new - m_old).",
-)
-add_mistake(
-    "values_not_rescaled",
-    "the running sum of weighted values was not rescaled: when the max rises it must be "
-    "multiplied by exp(m_old - m_new), exactly like the running sum l.",
-)
-add_mistake(
-    "per_block_softmax",
-    "each block was normalised on its own: the softmax's denominator runs over all keys, "
-    "so keep one running sum and divide by it once, at the end.",
-)
+from ..core import attention, softmax
+from ..selfcheck.exercise import Exercise
 
 # ---- cost_matrix_mib: one n x n float64 matrix at n = 4096 ----------------------------------
 N_MIB = 4096
 MATRIX_BYTES = np.zeros((N_MIB, N_MIB), dtype=np.float64).nbytes  # n * n * 8
 
 
-@exercise(
-    "cost_matrix_mib",
+COST_MATRIX_MIB = Exercise(
+    id="cost_matrix_mib",
+    lesson="12_cost_and_memory",
+    kind="value",
+    answer="mib",
     hints=[
         "The score matrix has one entry per (query, key) pair.",
         "n x n entries, 8 bytes each for float64.",
         "mib = 4096 * 4096 * 8 / 2**20",
     ],
     solution=lambda: f"mib = 4096 * 4096 * 8 / 2**20  # = {MATRIX_BYTES / 2**20:g}",
+    expected=MATRIX_BYTES / 2**20,
+    mistakes={
+        "linear_in_n": N_MIB * 8 / 2**20,
+        "float32_bytes": MATRIX_BYTES / 2 / 2**20,
+        "decimal_megabytes": MATRIX_BYTES / 1e6,
+    },
+    decimals=1,
+    name="mib",
 )
-def _cost_matrix_mib(answer):
-    return check_array(
-        answer,
-        MATRIX_BYTES / 2**20,
-        mistakes={
-            "linear_in_n": N_MIB * 8 / 2**20,
-            "float32_bytes": MATRIX_BYTES / 2 / 2**20,
-            "decimal_megabytes": MATRIX_BYTES / 1e6,
-        },
-        decimals=1,
-        name="mib",
-    )
 
 
 # ---- cost_doubling: memory growth when n doubles, full and blocked --------------------------
@@ -89,25 +49,24 @@ FULL_GROWTH = _growth(lambda n: 8 * n * n)  # full attention holds n x n arrays
 BLOCKED_GROWTH = _growth(lambda n: 8 * n * 128)  # an (n, block_size) slice and n-row sums
 
 
-@exercise(
-    "cost_doubling",
+COST_DOUBLING = Exercise(
+    id="cost_doubling",
+    lesson="12_cost_and_memory",
+    kind="tuple",
+    answer="(growth_full, growth_blocked)",
     hints=[
         "Full attention holds n x n arrays; blocked attention holds (n, block_size) ones.",
         "Replace n by 2n in n^2 and in n, and divide.",
         "growth_full = 4, growth_blocked = 2",
     ],
     solution=lambda: f"growth_full = {FULL_GROWTH:g}\ngrowth_blocked = {BLOCKED_GROWTH:g}",
+    expected=(FULL_GROWTH, BLOCKED_GROWTH),
+    mistakes={
+        0: {"linear_in_n": BLOCKED_GROWTH},
+        1: {"blocked_memory_quadratic": FULL_GROWTH},
+    },
+    names=("growth_full", "growth_blocked"),
 )
-def _cost_doubling(answer):
-    return check_tuple(
-        answer,
-        (FULL_GROWTH, BLOCKED_GROWTH),
-        mistakes={
-            0: {"linear_in_n": BLOCKED_GROWTH},
-            1: {"blocked_memory_quadratic": FULL_GROWTH},
-        },
-        names=("growth_full", "growth_blocked"),
-    )
 
 
 # ---- online_rescale: one update of the running max and running sum --------------------------
@@ -121,8 +80,11 @@ L_NEW = float(np.exp(ROW - M_NEW).sum())  # the sum over all four keys, measured
 _NEW_PART = float(np.exp(BLOCK_2 - M_NEW).sum())
 
 
-@exercise(
-    "online_rescale",
+ONLINE_RESCALE = Exercise(
+    id="online_rescale",
+    lesson="12_cost_and_memory",
+    kind="tuple",
+    answer="(m_new, l_new)",
     hints=[
         "The new max is the larger of m_old and the new block's largest score.",
         "The old sum was measured from m_old; re-measure it from m_new by multiplying it by "
@@ -134,20 +96,16 @@ _NEW_PART = float(np.exp(BLOCK_2 - M_NEW).sum())
         "l_new = l_old * np.exp(m_old - m_new) + np.exp(3.0 - m_new) + np.exp(0.5 - m_new)\n"
         f"# m_new = {M_NEW:g}, l_new = {L_NEW:.4f}"
     ),
+    expected=(M_NEW, L_NEW),
+    mistakes={
+        1: {
+            "no_rescale": L_OLD + _NEW_PART,
+            "rescale_inverted": L_OLD * np.exp(M_NEW - M_OLD) + _NEW_PART,
+        }
+    },
+    decimals=3,
+    names=("m_new", "l_new"),
 )
-def _online_rescale(answer):
-    return check_tuple(
-        answer,
-        (M_NEW, L_NEW),
-        mistakes={
-            1: {
-                "no_rescale": L_OLD + _NEW_PART,
-                "rescale_inverted": L_OLD * np.exp(M_NEW - M_OLD) + _NEW_PART,
-            }
-        },
-        decimals=3,
-        names=("m_new", "l_new"),
-    )
 
 
 # ---- blocked_fix: repair a blocked attention ------------------------------------------------
@@ -191,7 +149,7 @@ def _no_max(Q, K, V, block_size):
 
 _rng = np.random.default_rng(12)
 _Q34, _K54, _V52 = (_rng.normal(size=s) for s in [(3, 4), (5, 4), (5, 2)])
-_DOC = tuple(project(ex.X, W) for W in (ex.W_Q, ex.W_K, ex.W_V))  # (3, 2) each
+_DOC = (ex.Q, ex.K, ex.V)  # the worked example, (3, 2) each
 BLOCKED_CASES = [
     (*_DOC, 1),  # birds, then eat (its score raises the max), then seeds
     (_Q34, _K54, _V52, 2),  # n_q = 3, n_k = 5 = 2 + 2 + 1: a short last block
@@ -200,41 +158,47 @@ BLOCKED_CASES = [
 ]
 
 
-@exercise(
-    "blocked_fix",
+BLOCKED_FIX = Exercise(
+    id="blocked_fix",
+    lesson="12_cost_and_memory",
+    kind="function",
+    answer="blocked_attention",
     hints=[
         "Follow m, l and a through the loop when a later block holds the largest score.",
         "When the max rises, everything summed so far was measured from the old max.",
         "Multiply a by exp(m_old - m_new) too, exactly as l is.",
     ],
-    solution=(
-        "def blocked_attention(Q, K, V, block_size):\n"
-        "    n_q, d_k = Q.shape\n"
-        "    m = np.full((n_q, 1), -np.inf)\n"
-        "    l_sum = np.zeros((n_q, 1))\n"
-        "    a_sum = np.zeros((n_q, V.shape[1]))\n"
-        "    for start in range(0, K.shape[0], block_size):\n"
-        "        S_b = Q @ K[start : start + block_size].T / np.sqrt(d_k)\n"
-        "        m_new = np.maximum(m, S_b.max(axis=1, keepdims=True))\n"
-        "        P_b = np.exp(S_b - m_new)\n"
-        "        l_sum = l_sum * np.exp(m - m_new) + P_b.sum(axis=1, keepdims=True)\n"
-        "        a_sum = a_sum * np.exp(m - m_new) + P_b @ V[start : start + block_size]\n"
-        "        m = m_new\n"
-        "    return a_sum / l_sum"
-    ),
+    solution="def blocked_attention(Q, K, V, block_size):\n"
+    "    n_q, d_k = Q.shape\n"
+    "    m = np.full((n_q, 1), -np.inf)\n"
+    "    l_sum = np.zeros((n_q, 1))\n"
+    "    a_sum = np.zeros((n_q, V.shape[1]))\n"
+    "    for start in range(0, K.shape[0], block_size):\n"
+    "        S_b = Q @ K[start : start + block_size].T / np.sqrt(d_k)\n"
+    "        m_new = np.maximum(m, S_b.max(axis=1, keepdims=True))\n"
+    "        P_b = np.exp(S_b - m_new)\n"
+    "        l_sum = l_sum * np.exp(m - m_new) + P_b.sum(axis=1, keepdims=True)\n"
+    "        a_sum = a_sum * np.exp(m - m_new) + P_b @ V[start : start + block_size]\n"
+    "        m = m_new\n"
+    "    return a_sum / l_sum",
+    cases=BLOCKED_CASES,
+    reference=lambda Q, K, V, block_size: attention(Q, K, V)[0],
+    mistakes=[
+        ("overflow", _no_max),  # inf or nan on large scores, whatever else went wrong
+        ("values_not_rescaled", lambda *args: _blocked(*args, rescale_a=False)),
+        ("no_rescale", lambda *args: _blocked(*args, rescale_l=False, rescale_a=False)),
+        ("rescale_inverted", lambda *args: _blocked(*args, inverted=True)),
+        ("per_block_softmax", _per_block_softmax),
+        ("unscaled", lambda *args: _blocked(*args, root=False)),
+    ],
+    arg_names=("Q", "K", "V", "block_size"),
 )
-def _blocked_fix(answer):
-    return check_function(
-        answer,
-        cases=BLOCKED_CASES,
-        reference=lambda Q, K, V, block_size: attention(Q, K, V)[0],
-        mistakes=[
-            ("overflow", _no_max),  # inf or nan on large scores, whatever else went wrong
-            ("values_not_rescaled", lambda *args: _blocked(*args, rescale_a=False)),
-            ("no_rescale", lambda *args: _blocked(*args, rescale_l=False, rescale_a=False)),
-            ("rescale_inverted", lambda *args: _blocked(*args, inverted=True)),
-            ("per_block_softmax", _per_block_softmax),
-            ("unscaled", lambda *args: _blocked(*args, root=False)),
-        ],
-        arg_names=("Q", "K", "V", "block_size"),
-    )
+
+
+# the exercises in the order of the notebook's check cells
+EXERCISES = (
+    COST_MATRIX_MIB,
+    COST_DOUBLING,
+    ONLINE_RESCALE,
+    BLOCKED_FIX,
+)

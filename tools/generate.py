@@ -1,4 +1,7 @@
-"""Generate the exercise notebooks from the solution notebooks.
+"""Generate the exercise notebooks from the solution notebooks (``make exercises``).
+
+    python tools/generate.py            # write exercises/ from solutions/
+    python tools/generate.py --check    # write nothing; exit 1 if any exercise is stale
 
 ``solutions/NN_name.ipynb`` is the single source. Each answer sits between a
 ``### BEGIN SOLUTION`` line and a ``### END SOLUTION`` line (nbgrader's markers)
@@ -27,8 +30,10 @@ In a markdown cell a region becomes ``*Your answer here.*``.
         return ...
 """
 
+import argparse
 import ast
 import copy
+import sys
 import textwrap
 from pathlib import Path
 
@@ -176,3 +181,38 @@ def generate(solutions_dir="solutions", exercises_dir="exercises", check_only=Fa
         if extra.name not in names:
             report.append((extra, "orphan"))
     return report
+
+
+def main(argv=None):
+    """The command: write (or ``--check``) every exercise notebook; exit status 0, 1 or 2."""
+    parser = argparse.ArgumentParser(description="Generate exercises/ from solutions/.")
+    parser.add_argument("--solutions", default="solutions", help="folder of solution notebooks")
+    parser.add_argument("--exercises", default="exercises", help="folder to write exercises to")
+    parser.add_argument(
+        "--check", action="store_true", help="write nothing; exit 1 if any exercise is stale"
+    )
+    parser.add_argument("-v", "--verbose", action="store_true", help="list unchanged notebooks")
+    args = parser.parse_args(argv)
+    try:
+        report = generate(args.solutions, args.exercises, check_only=args.check)
+    except MarkerError as err:
+        print(f"generate: {err}", file=sys.stderr)
+        return 2
+    bad = 0
+    for path, state in report:
+        if state == "orphan":
+            print(f"{path}: no solution notebook makes this exercise notebook")
+            bad += args.check
+        elif state == "differs":
+            print(f"{path}: differs from its solution; run `make exercises`")
+            bad += 1
+        elif state == "written" or args.verbose:
+            print(f"{path}: {state}")
+    if not args.check:
+        written = sum(s == "written" for _, s in report)
+        print(f"exercises: {len(report)} notebooks, {written} written")
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

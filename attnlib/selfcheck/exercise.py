@@ -1,0 +1,185 @@
+"""An exercise as plain data: what the check cell passes, the expected value, the mistakes.
+
+Each lesson declares its exercises in ``attnlib/checkers/lesson_NN.py`` as a tuple
+``EXERCISES`` of :class:`Exercise` (no registration, no import side effects); the
+registry (:mod:`attnlib.selfcheck.registry`) lists the lessons explicitly. Expected values
+and every mistake's value are computed with ``attnlib`` (never typed in)::
+
+    SCORES = Exercise(
+        id="scores",
+        lesson="03_scoring",                   # the notebook stem
+        kind="value",                          # value | tuple | choice | function
+        answer="S",                            # the check cell is check("scores", S)
+        hints=("Entry [i, j] is query i . key j.", "S = Q @ K.T"),
+        solution="S = Q @ K.T",                # or a function returning the text
+        expected=ex.S,
+        mistakes={"transposed": ex.S.T},       # code -> value, tried in order
+    )
+
+A function exercise gives ``cases`` (the inputs), ``reference`` (computes the expected
+result from one input) and ``mistakes`` as code -> a function making that mistake (a list
+of pairs when one code has several forms). ``judge`` compares an answer that is data (see
+:mod:`attnlib.selfcheck.wire`), or the per-input records of a function answer (see
+:mod:`attnlib.selfcheck.run`); it never calls learner code and never raises.
+"""
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+
+from . import display, judge
+from .mistakes import MISTAKES
+
+KINDS = ("value", "tuple", "choice", "function")
+
+
+def _pairs(mistakes):
+    if mistakes is None:
+        return ()
+    items = mistakes.items() if isinstance(mistakes, dict) else mistakes
+    return tuple((code, value) for code, value in items)
+
+
+def _freeze(value):
+    """Make every numpy array inside ``value`` read-only (expected values, cases)."""
+    if isinstance(value, np.ndarray):
+        value.flags.writeable = False
+    elif isinstance(value, (tuple, list)):
+        for item in value:
+            _freeze(item)
+    elif isinstance(value, dict):
+        for item in value.values():
+            _freeze(item)
+
+
+@dataclass(frozen=True)
+class Exercise:
+    """One exercise (see the module docstring).
+
+    Attributes
+    ----------
+    id : str
+        Unique across the course.
+    lesson : str
+        The notebook stem, e.g. ``"03_scoring"``.
+    kind : {"value", "tuple", "choice", "function"}
+    answer : str
+        The expression the exercise notebook's check cell passes.
+    hints : tuple of str
+        From gentle to explicit, one per ``hint`` call.
+    solution : str or callable returning str
+    expected : object
+        value: an array or number; tuple: a tuple of those; choice: the right option.
+    mistakes : tuple of (code, value)
+        value: code -> the value that mistake gives; function: code -> a function making
+        it (``None`` for ``"overflow"``); choice: wrong option -> code; tuple: position ->
+        {code: value} (given as a dict, stored as (position, ((code, value), ...)) pairs).
+    decimals : int or None
+        Accept answers within one unit of this decimal place (work done by hand).
+    name, names : str, tuple of str
+        How messages name the answer (value) or its items (tuple).
+    options : tuple
+        choice: the options.
+    cases : tuple of tuple
+        function: the argument tuples.
+    reference : callable
+        function: the expected result from one case.
+    arg_names, result_names : tuple of str
+        function: names for messages.
+    rule : callable, optional
+        value: ``rule(answer) -> Verdict`` for an exercise that no comparison above fits.
+    """
+
+    id: str
+    lesson: str
+    kind: str
+    answer: str
+    hints: tuple
+    solution: str | Callable
+    expected: object = None
+    mistakes: tuple = ()
+    decimals: int | None = None
+    name: str = "your answer"
+    names: tuple | None = None
+    options: tuple = ()
+    cases: tuple = ()
+    reference: Callable | None = None
+    arg_names: tuple | None = None
+    result_names: tuple | None = None
+    rule: Callable | None = None
+
+    def __post_init__(self):
+        where = f"Exercise {self.id!r}"
+        if not isinstance(self.id, str) or not re.fullmatch(r"\w+", self.id):
+            raise ValueError(f"Exercise: id must be a name like 'scaled_scores', got {self.id!r}.")
+        if self.kind not in KINDS:
+            raise ValueError(f"{where}: kind {self.kind!r} is not one of {KINDS}.")
+        if not self.hints:
+            raise ValueError(f"{where} needs at least one hint.")
+        set_ = object.__setattr__
+        set_(self, "hints", tuple(self.hints))
+        if self.kind == "tuple":
+            by_position = self.mistakes.items() if isinstance(self.mistakes, dict) else ()
+            mistakes = tuple((int(i), _pairs(m)) for i, m in by_position)
+            codes = [code for _, pairs in mistakes for code, _ in pairs]
+        else:
+            mistakes = _pairs(self.mistakes)
+            codes = [v if self.kind == "choice" else c for c, v in mistakes]
+        set_(self, "mistakes", mistakes)
+        unknown = sorted(set(codes) - set(MISTAKES))
+        if unknown:
+            raise ValueError(f"{where}: mistake codes {unknown} are not in mistakes.py.")
+        set_(self, "options", tuple(self.options))
+        set_(self, "cases", tuple(tuple(args) for args in self.cases))
+        _freeze((self.expected, self.mistakes, self.cases))
+        if self.kind == "function" and (not self.cases or self.reference is None):
+            raise ValueError(f"{where}: a function exercise needs cases and a reference.")
+
+    def solution_text(self):
+        """The reference answer as ``solution(id)`` prints it."""
+        return self.solution() if callable(self.solution) else self.solution
+
+    def verdict(self, answer):
+        """The :class:`~attnlib.selfcheck.judge.Verdict` for an answer that is data."""
+        if self.kind != "function" and judge.is_placeholder(answer):
+            return judge.not_attempted()
+        if self.rule is not None:
+            return self.rule(answer)
+        if self.kind == "value":
+            return judge.check_array(answer, self.expected, self.mistakes, self.decimals, self.name)
+        if self.kind == "tuple":
+            mistakes = {i: pairs for i, pairs in self.mistakes}
+            return judge.check_tuple(answer, self.expected, mistakes, self.decimals, self.names)
+        if self.kind == "choice":
+            return judge.check_choice(answer, self.expected, self.options, self.mistakes)
+        return judge.check_function(
+            answer,
+            self.cases,
+            self.reference,
+            self.mistakes,
+            self.decimals,
+            self.arg_names,
+            self.result_names,
+        )
+
+    def judge(self, answer):
+        """Judge an answer that is data; a :class:`~attnlib.selfcheck.display.Feedback`.
+
+        Never raises: a failure of the course's own code is reported as one line that
+        says so, and is never blamed on the learner.
+        """
+        try:
+            verdict = self.verdict(answer)
+            if not isinstance(verdict, judge.Verdict):
+                raise TypeError(f"judging returned {type(verdict).__name__}, not a Verdict")
+        except Exception as err:  # the course's code broke: say so in one line
+            verdict = judge.error(
+                f"the checker failed ({type(err).__name__}: {err}); please report this."
+            )
+        return display.feedback(self.id, verdict)
+
+    def not_attempted(self, answer):
+        """True when ``answer`` is still the notebook's placeholder."""
+        return judge.is_placeholder(answer)

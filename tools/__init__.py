@@ -1,0 +1,2 @@
+"""Maintainer tools, run from the repository (``make exercises``, ``make notebooks``);
+not part of the installed ``attnlib`` package."""

@@ -1,0 +1,61 @@
+"""Re-run notebooks top to bottom in a fresh kernel and store their outputs (``make notebooks``).
+
+    python tools/execute.py notebooks solutions          # every lesson and solution
+    python tools/execute.py notebooks/03_scoring.ipynb   # one
+
+The step before committing a changed lesson: nbval then compares a fresh run with what
+is stored. Each notebook runs in its own folder with nbclient; timings are not recorded
+(they would change on every run) and live widget state is dropped.
+"""
+
+import argparse
+import sys
+from pathlib import Path
+
+
+def notebook_paths(paths):
+    """Expand files and folders into a sorted list of ``.ipynb`` files."""
+    found = []
+    for p in map(Path, paths):
+        if p.is_dir():
+            found.extend(sorted(p.glob("*.ipynb")))
+        elif p.suffix == ".ipynb" and p.is_file():
+            found.append(p)
+        else:
+            raise SystemExit(f"execute: {p} is not a notebook or a folder of notebooks.")
+    return found
+
+
+def run_notebook(path, timeout=120):
+    """Execute a notebook in a fresh kernel in its own folder; return the executed copy."""
+    import nbformat
+    from nbclient import NotebookClient
+
+    nb = nbformat.read(path, as_version=4)
+    client = NotebookClient(
+        nb,
+        timeout=timeout,
+        kernel_name="python3",
+        record_timing=False,  # timings would change on every run
+        resources={"metadata": {"path": str(Path(path).parent)}},
+    )
+    client.execute()
+    nb.metadata.pop("widgets", None)  # live widget state belongs to the session, not the file
+    return nb
+
+
+def main(argv=None):
+    import nbformat
+
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("paths", nargs="+", help="notebook files or folders")
+    parser.add_argument("--timeout", type=int, default=120, help="seconds per cell (120)")
+    args = parser.parse_args(argv)
+    for path in notebook_paths(args.paths):
+        nbformat.write(run_notebook(path, timeout=args.timeout), path)
+        print(f"executed {path}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
