@@ -52,7 +52,7 @@ def prose_words(markdown):
     """Number of prose words in one markdown text, by the rule in the module docstring.
 
     >>> prose_words("Divide $S$ by $\\\\sqrt{d_k}$ with `scale_scores`, then | --- | softmax.")
-    4
+    5
     """
     for pattern in _NOT_PROSE:
         markdown = pattern.sub(" ", markdown)
