@@ -81,6 +81,7 @@ body.course-page main, body.course-home main { margin-left: 17rem; max-width: 60
   padding-top: 1rem; border-top: 1px solid #ddd; font: 15px sans-serif; }
 .course-open { font: 13px sans-serif; margin: 0 0 1rem; }
 body.course-home { font: 16px/1.5 sans-serif; }
+body.course-home a.anchor-link { display: none; }
 body.course-home table { border-collapse: collapse; font-size: 14px; }
 body.course-home th, body.course-home td { border: 1px solid #ddd; padding: 0.3rem 0.5rem;
   vertical-align: top; }
