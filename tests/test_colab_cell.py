@@ -50,24 +50,19 @@ def small_notebook():
     }
 
 
-def run_cell(source, colab):
-    """Run the cell's source as IPython would; return (pip calls, printed text)."""
-    from IPython.core.inputtransformer2 import TransformerManager
+def run_cell(source, colab, monkeypatch):
+    """Run the cell's source with subprocess.run recorded; return (commands run, printed text)."""
+    import subprocess
 
-    code = TransformerManager().transform_cell(source)
     calls = []
-    shell = types.SimpleNamespace(run_line_magic=lambda name, line: calls.append((name, line)))
-    saved = sys.modules.pop("google.colab", None)
+    monkeypatch.setattr(subprocess, "run", lambda args, **kw: calls.append((args, kw)))
     if colab:
-        sys.modules["google.colab"] = types.ModuleType("google.colab")
+        monkeypatch.setitem(sys.modules, "google.colab", types.ModuleType("google.colab"))
+    else:
+        monkeypatch.delitem(sys.modules, "google.colab", raising=False)
     out = io.StringIO()
-    try:
-        with redirect_stdout(out):
-            exec(code, {"get_ipython": lambda: shell})
-    finally:
-        sys.modules.pop("google.colab", None)
-        if saved is not None:
-            sys.modules["google.colab"] = saved
+    with redirect_stdout(out):
+        exec(compile(source, "colab-install", "exec"), {})
     return calls, out.getvalue()
 
 
@@ -82,14 +77,48 @@ def test_a_bad_address_is_named():
         tool.github_path("https://example.org/x")
 
 
-def test_outside_colab_the_cell_does_nothing_and_prints_nothing():
-    calls, printed = run_cell(tool.cell_source(), colab=False)
+def test_outside_colab_the_cell_does_nothing_and_prints_nothing(monkeypatch):
+    calls, printed = run_cell(tool.cell_source(), colab=False, monkeypatch=monkeypatch)
     assert calls == [] and printed == ""
 
 
-def test_on_colab_the_cell_installs_the_course_without_its_dependencies():
-    calls, _ = run_cell(tool.cell_source(), colab=True)
-    assert calls == [("pip", f'install --quiet --no-deps "attnlib @ git+{URL}"')]
+def test_on_colab_the_cell_installs_the_course_without_its_dependencies(monkeypatch):
+    calls, _ = run_cell(tool.cell_source(), colab=True, monkeypatch=monkeypatch)
+    assert calls == [
+        (
+            [
+                sys.executable,
+                "-m",
+                "pip",
+                "install",
+                "--quiet",
+                "--no-deps",
+                f"attnlib @ git+{URL}",
+            ],
+            {"check": True},
+        )
+    ]
+
+
+def test_the_cell_is_plain_python_that_ruff_accepts(tmp_path):
+    import ast
+    import shutil
+    import subprocess
+
+    source = tool.cell_source()
+    ast.parse(source)  # tests and tools read cells with ast: no IPython magics
+    ruff = str(Path(sys.executable).parent / "ruff")
+    if not Path(ruff).exists():
+        ruff = shutil.which("ruff") or pytest.skip("no ruff")
+    config = ["--config", str(ROOT / "pyproject.toml")]  # the course's line length and rules
+    path = tmp_path / "cell.py"
+    path.write_text(source + "\n")
+    for command in (
+        [ruff, "check", "--no-cache", *config, str(path)],
+        [ruff, "format", "--check", *config, str(path)],
+    ):
+        result = subprocess.run(command, capture_output=True, text=True, cwd=ROOT)
+        assert result.returncode == 0, result.stdout + result.stderr
 
 
 def test_the_cell_prints_nothing_in_a_real_kernel():

@@ -82,15 +82,22 @@ def binder_url(path="notebooks/00_start_here.ipynb", url=None):
 
 
 def cell_source(url=None):
-    """The source of the Colab cell, with the repository address filled in."""
+    """The source of the Colab cell, with the repository address filled in.
+
+    Plain Python (no ``%pip``), so tools that parse cells with ``ast`` read it, and
+    laid out as ``ruff format`` writes it.
+    """
     url = repository_url() if url is None else url
     return (
         "# On Google Colab only: install the course (Colab keeps its own numpy, sympy,\n"
         "# matplotlib and ipywidgets). Anywhere else this cell does nothing.\n"
+        "import subprocess\n"
         "import sys\n"
         "\n"
         'if "google.colab" in sys.modules:\n'
-        f'    %pip install --quiet --no-deps "attnlib @ git+{url}"'
+        f'    course = "attnlib @ git+{url}"\n'
+        '    pip = [sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", course]\n'
+        "    subprocess.run(pip, check=True)"
     )
 
 
