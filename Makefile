@@ -74,3 +74,47 @@ $(BROWSER_STAMP): $(STAMP) pyproject.toml
 .PHONY: test-browser
 test-browser: $(BROWSER_STAMP)
 	ATTNLIB_BROWSER=1 $(BIN)/python -m pytest tests/browser -v
+
+## site: build the course website into build/site from the stored outputs (nothing is run,
+##      no network); open build/site/index.html or `python -m http.server -d build/site`
+SITE_STAMP := $(VENV)/.installed-site
+$(SITE_STAMP): $(STAMP) pyproject.toml
+	$(BIN)/python -m pip install --quiet -e '.[test,site]'
+	touch $(SITE_STAMP)
+
+.PHONY: site test-site
+site: $(SITE_STAMP)
+	$(BIN)/python tools/build_site.py
+
+## test-site: build the site and open every page in Chromium (no request may leave localhost);
+##      NET=offline runs it in a network namespace with only loopback (root: `unshare -n`)
+NET ?=
+OFFLINE = $(if $(filter offline,$(NET)),unshare -n sh -c 'ip link set lo up && exec "$$0" "$$@"',)
+test-site: $(SITE_STAMP) $(BROWSER_STAMP)
+	$(OFFLINE) env ATTNLIB_SITE=1 $(BIN)/python -m pytest tests/test_site.py -v
+
+## test-widgets-ipywidgets7: the widget tests under ipywidgets 7.7.1, Colab's version, in a
+##      side venv (build/venv-ipywidgets7); `make test` runs them under the current release
+IPYW7 := build/venv-ipywidgets7
+$(IPYW7)/.installed: pyproject.toml
+	test -x $(IPYW7)/bin/python || $(PYTHON) -m venv $(IPYW7)
+	$(IPYW7)/bin/python -m pip install --quiet 'ipywidgets==7.7.1' numpy sympy matplotlib pytest
+	$(IPYW7)/bin/python -m pip install --quiet --no-deps -e .
+	touch $@
+
+.PHONY: test-widgets-ipywidgets7
+test-widgets-ipywidgets7: $(IPYW7)/.installed
+	ATTNLIB_IPYWIDGETS=7.7.1 $(IPYW7)/bin/python -m pytest -W ignore::DeprecationWarning \
+		tests/test_widgets.py attnlib/widgets.py
+
+## test-binder: repo2docker's dry run on this repository (side venv build/venv-repo2docker;
+##      no Docker needed) and the checks that binder/ agrees with pyproject.toml
+R2D := build/venv-repo2docker
+$(R2D)/.installed:
+	test -x $(R2D)/bin/python || $(PYTHON) -m venv $(R2D)
+	$(R2D)/bin/python -m pip install --quiet jupyter-repo2docker
+	touch $@
+
+.PHONY: test-binder
+test-binder: $(STAMP) $(R2D)/.installed
+	ATTNLIB_REPO2DOCKER=$(R2D)/bin/repo2docker $(BIN)/python -m pytest tests/test_binder.py -v

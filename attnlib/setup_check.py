@@ -4,6 +4,11 @@ Nothing here imports the packages it checks: versions are read from the
 installed package metadata, so a missing package is reported in words instead
 of as an ImportError in the learner's first cell.
 
+On Google Colab what matters is different: Colab is the front end, so there is
+no JupyterLab to find, and its front end shows ipywidgets 7.x only (it runs
+7.7.1), so an ipywidgets 8 installed over it is the problem. There the check
+looks for the course itself (the notebook's first cell installs it) instead.
+
 >>> found, report = check_setup()
 >>> [name for name, _ in found]
 ['python', 'numpy', 'sympy', 'matplotlib', 'ipywidgets', 'jupyterlab', 'ipython', 'ipykernel',
@@ -12,6 +17,7 @@ of as an ImportError in the learner's first cell.
 
 import platform
 import re
+import sys
 from importlib import metadata
 
 # (name, oldest version the course supports); keep in step with pyproject.toml
@@ -32,6 +38,31 @@ FIX = (
     "or `conda env create -f environment.yml`; then restart the kernel and run this again."
 )
 
+# On Colab: its own numpy, sympy, matplotlib and ipywidgets 7.x, plus the course (attnlib)
+COLAB_REQUIRED = (
+    ("python", "3.10"),
+    ("numpy", "1.24"),
+    ("sympy", "1.12"),
+    ("matplotlib", "3.7"),
+    ("ipywidgets", "7.7"),
+    ("attnlib", "0.1"),
+)
+COLAB_BELOW = {"ipywidgets": "8"}  # Colab's front end cannot show ipywidgets 8 widgets
+COLAB_NOTE = (
+    "on Google Colab: no JupyterLab needed (Colab is the front end); "
+    "widgets need Colab's own ipywidgets 7.x"
+)
+COLAB_FIX = (
+    "fix on Colab: run this notebook's first cell (it installs the course and leaves Colab's "
+    "own packages alone); if ipywidgets is too new, run `%pip install ipywidgets==7.7.1`; "
+    "then Runtime > Restart session and run this again."
+)
+
+
+def on_colab():
+    """True inside Google Colab, whose kernel imports ``google.colab`` at start."""
+    return "google.colab" in sys.modules
+
 
 def _release(version):
     """The leading numbers of a version string: ``"2.4.0rc1"`` -> ``(2, 4, 0)``."""
@@ -49,23 +80,33 @@ def installed_version(name):
         return None
 
 
-def _problem(name, version, oldest):
+def _problem(name, version, oldest, below=None):
     if version is None:
         return f"{name} is missing"
     if _release(version) < _release(oldest):
         return f"{name} {version} is too old (needs {oldest} or newer)"
+    if below and _release(version) >= _release(below):
+        return f"{name} {version} is too new for Colab (needs {oldest} up to below {below})"
     return None
 
 
-def verdict(found, required=REQUIRED):
+def _for_colab(colab):
+    return on_colab() if colab is None else colab
+
+
+def verdict(found, required=None, colab=None):
     """One line when all is well, otherwise the problems and how to fix them.
 
     Parameters
     ----------
     found : list of (str, str or None)
         As returned by :func:`check_setup`.
-    required : sequence of (str, str)
-        The same packages with the oldest version that works.
+    required : sequence of (str, str), optional
+        The same packages with the oldest version that works; by default
+        ``REQUIRED``, or ``COLAB_REQUIRED`` on Colab.
+    colab : bool, optional
+        Judge as on Colab (ipywidgets must stay below 8, Colab's own fix);
+        by default, whether this kernel runs on Colab.
 
     Returns
     -------
@@ -78,26 +119,42 @@ def verdict(found, required=REQUIRED):
     >>> print(verdict([("numpy", None)], [("numpy", "1.24")]))  # doctest: +ELLIPSIS
     setup check: 1 of 1 packages not ready: numpy is missing
     fix: ...
+    >>> print(verdict([("ipywidgets", "8.1.5")], [("ipywidgets", "7.7")], colab=True))
+    ... # doctest: +ELLIPSIS
+    setup check (Colab): 1 of 1 packages not ready: ipywidgets 8.1.5 is too new for Colab ...
+    fix on Colab: ...
     """
-    oldest = dict(required)
-    problems = [p for name, version in found if (p := _problem(name, version, oldest[name]))]
+    colab = _for_colab(colab)
+    if required is None:
+        required = COLAB_REQUIRED if colab else REQUIRED
+    oldest, below = dict(required), COLAB_BELOW if colab else {}
+    problems = [
+        p
+        for name, version in found
+        if (p := _problem(name, version, oldest[name], below.get(name)))
+    ]
+    title = "setup check (Colab)" if colab else "setup check"
     if not problems:
-        return f"setup check: all {len(found)} packages found"
+        return f"{title}: all {len(found)} packages found"
     return (
-        f"setup check: {len(problems)} of {len(found)} packages not ready: "
+        f"{title}: {len(problems)} of {len(found)} packages not ready: "
         + "; ".join(problems)
         + "\n"
-        + FIX
+        + (COLAB_FIX if colab else FIX)
     )
 
 
-def check_setup(required=REQUIRED):
+def check_setup(required=None, colab=None):
     """Find the version of each package the course needs and say what is wrong.
 
     Parameters
     ----------
-    required : sequence of (str, str)
-        Package names with the oldest version that works.
+    required : sequence of (str, str), optional
+        Package names with the oldest version that works; by default
+        ``REQUIRED``, or ``COLAB_REQUIRED`` on Colab.
+    colab : bool, optional
+        Check as on Colab; by default, whether this kernel runs on Colab. On
+        Colab the report starts with a line saying what matters there.
 
     Returns
     -------
@@ -113,15 +170,21 @@ def check_setup(required=REQUIRED):
     >>> report.splitlines()[-1]
     'setup check: all 1 packages found'
     """
-    found, lines = [], []
+    colab = _for_colab(colab)
+    if required is None:
+        required = COLAB_REQUIRED if colab else REQUIRED
+    below = COLAB_BELOW if colab else {}
+    found, lines = [], [COLAB_NOTE] if colab else []
     for name, oldest in required:
         version = installed_version(name)
         found.append((name, version))
         if version is None:
             lines.append(f"{name:<14} MISSING (needs {oldest} or newer)")
-        elif _problem(name, version, oldest):
+        elif _release(version) < _release(oldest):
             lines.append(f"{name:<14} {version}  TOO OLD (needs {oldest} or newer)")
+        elif _problem(name, version, oldest, below.get(name)):
+            lines.append(f"{name:<14} {version}  TOO NEW for Colab (needs below {below[name]})")
         else:
             lines.append(f"{name:<14} {version}")
-    lines.append(verdict(found, required))
+    lines.append(verdict(found, required, colab))
     return found, "\n".join(lines)

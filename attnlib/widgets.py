@@ -37,11 +37,35 @@ from .core import attention, project, qk_scores, scale_scores, softmax
 DPI = 72  # the figure is re-drawn on every slider move: small and quick beats sharp
 
 FALLBACK = (
-    "A live widget: run this cell in JupyterLab to use it (the figure above shows its "
+    "A live widget: run this cell in Jupyter to use it (the figure above shows its "
     "starting state). If this text is still all you see after running it, the widgets "
     "extension is missing: `jupyter labextension list` should show "
     "@jupyter-widgets/jupyterlab-manager."
 )
+
+
+def widget_bundle(widget):
+    """The display bundle of a widget, on ipywidgets 8 and on 7.x (Colab runs 7.7.1).
+
+    ipywidgets 8 gives every widget ``_repr_mimebundle_``; on 7.x a widget only
+    displays itself (``_ipython_display_``), so the bundle is built from its
+    ``model_id`` the way 7.x does.
+    """
+    if hasattr(widget, "_repr_mimebundle_"):
+        return widget._repr_mimebundle_()
+    view = {"version_major": 2, "version_minor": 0, "model_id": widget.model_id}
+    return {"text/plain": repr(widget), "application/vnd.jupyter.widget-view+json": view}
+
+
+def titled_tabs(children, titles):
+    """A Tab with one title per child; ``set_title`` works on ipywidgets 7.x and 8.
+
+    (``Tab(titles=...)`` is 8 only: 7.x ignores it and shows no titles.)
+    """
+    tab = widgets.Tab(children)
+    for index, title in enumerate(titles):
+        tab.set_title(index, title)
+    return tab
 
 
 def _number(v, decimals):
@@ -140,7 +164,7 @@ class _View:
         return fig
 
     def _repr_mimebundle_(self, **kwargs):
-        data = self.widget._repr_mimebundle_(**kwargs)
+        data = widget_bundle(self.widget)
         data["text/plain"] = f"{self.name}: {FALLBACK}"
         return data
 
@@ -172,7 +196,7 @@ class Playground(_View):
         ):
             grid, self.cells[name] = _grid(M, rows, cols)
             tabs.append(grid)
-        self.matrices = widgets.Tab(tabs, titles=tuple(self.cells))
+        self.matrices = titled_tabs(tabs, tuple(self.cells))
         self.beta = widgets.FloatSlider(
             value=1 / np.sqrt(self.d_k),
             min=0.0,

@@ -86,3 +86,52 @@ def test_oldest_versions_agree_with_pyproject():
         name, oldest = re.fullmatch(r"([A-Za-z0-9_.-]+)>=([0-9.]+)", spec).groups()
         wanted[name] = oldest
     assert dict(REQUIRED) == wanted
+
+
+# Colab ------------------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def on_colab(monkeypatch):
+    """Pretend this kernel runs on Colab (its kernel imports google.colab at start)."""
+    import sys
+    import types
+
+    monkeypatch.setitem(sys.modules, "google.colab", types.ModuleType("google.colab"))
+
+
+def test_colab_is_recognised_and_its_ipywidgets_7_is_what_it_needs(on_colab, monkeypatch):
+    fake_versions(monkeypatch, ipywidgets="7.7.1", jupyterlab=None)
+    assert setup_check.on_colab()
+    found, report = check_setup()
+    assert [name for name, _ in found] == [name for name, _ in setup_check.COLAB_REQUIRED]
+    assert "jupyterlab" not in dict(found)  # Colab is the front end
+    assert report.splitlines()[0].startswith("on Google Colab: no JupyterLab needed")
+    assert "ipywidgets  7.7.1" in report
+    assert report.splitlines()[-1] == "setup check (Colab): all 6 packages found"
+    assert verdict(found) == "setup check (Colab): all 6 packages found"
+
+
+def test_on_colab_ipywidgets_8_is_named_as_too_new(on_colab, monkeypatch):
+    fake_versions(monkeypatch, ipywidgets="8.1.5")
+    found, report = check_setup()
+    assert "ipywidgets  8.1.5  TOO NEW for Colab (needs below 8)" in report
+    assert "1 of 6 packages not ready: ipywidgets 8.1.5 is too new for Colab" in report
+    assert "%pip install ipywidgets==7.7.1" in report and "Restart session" in report
+    assert "make lab" not in report
+
+
+def test_on_colab_a_missing_course_points_at_the_first_cell(on_colab, monkeypatch):
+    fake_versions(monkeypatch, ipywidgets="7.7.1", attnlib=None)
+    _, report = check_setup()
+    assert "attnlib     MISSING" in report
+    assert "run this notebook's first cell" in report
+
+
+def test_off_colab_nothing_changes():
+    import sys
+
+    assert "google.colab" not in sys.modules
+    assert not setup_check.on_colab()
+    _, report = check_setup()
+    assert "Colab" not in report

@@ -6,6 +6,7 @@ HTML panel and the figure bytes.
 """
 
 import json
+import os
 import re
 from pathlib import Path
 
@@ -167,6 +168,39 @@ def test_scaling_explorer_scores_are_dot_products_with_unequal_sizes():
 # display ----------------------------------------------------------------------------------------
 
 
+def test_runs_under_the_ipywidgets_version_asked_for():
+    """`make test-widgets-ipywidgets7` sets ATTNLIB_IPYWIDGETS=7.7.1 (Colab's version)."""
+    import ipywidgets
+
+    wanted = os.environ.get("ATTNLIB_IPYWIDGETS")
+    if not wanted:
+        pytest.skip("no ipywidgets version asked for (set ATTNLIB_IPYWIDGETS)")
+    assert ipywidgets.__version__ == wanted
+
+
+def test_playground_tabs_are_titled_on_every_ipywidgets():
+    # Tab(titles=...) is ignored by ipywidgets 7.x, which Colab runs; set_title works on both
+    view = widgets.playground()
+    titles = [view.matrices.get_title(i) for i in range(len(view.matrices.children))]
+    assert titles == ["X", "W_Q", "W_K", "W_V"]
+
+
+def test_widget_bundle_is_built_from_the_model_id_without_repr_mimebundle():
+    class Widget7:  # what a container widget looks like on ipywidgets 7.x
+        model_id = "abc123"
+
+        def __repr__(self):
+            return "VBox(...)"
+
+    bundle = widgets.widget_bundle(Widget7())
+    assert bundle["application/vnd.jupyter.widget-view+json"] == {
+        "version_major": 2,
+        "version_minor": 0,
+        "model_id": "abc123",
+    }
+    assert bundle["text/plain"] == "VBox(...)"
+
+
 @pytest.mark.parametrize("make", [widgets.playground, widgets.geometry, widgets.scaling_explorer])
 def test_a_view_displays_as_a_widget_with_a_helpful_text_fallback(make):
     view = make()
@@ -174,6 +208,8 @@ def test_a_view_displays_as_a_widget_with_a_helpful_text_fallback(make):
     assert bundle["application/vnd.jupyter.widget-view+json"]["model_id"] == view.widget.model_id
     assert "@jupyter-widgets/jupyterlab-manager" in bundle["text/plain"]
     assert "jupyter labextension list" in bundle["text/plain"]
+    assert "run this cell in Jupyter to use it" in bundle["text/plain"]
+    assert "JupyterLab" not in bundle["text/plain"]  # Notebook 7, VS Code... run it too
     assert bytes(view.image.value).startswith(b"\x89PNG")
     fig = view.plot()  # the static figure for places without a widget front end
     try:

@@ -1,4 +1,4 @@
-"""Fixtures for the real-browser tests: a JupyterLab server and Debian's Chromium.
+"""Fixtures for the real-browser tests: JupyterLab, Notebook 7 and Debian's Chromium.
 
 The server serves the repository root, as `make lab` does, with no token on a
 free localhost port, in its own process group; user settings live in a temporary
@@ -44,6 +44,8 @@ SETTINGS = {
     },
 }
 
+NOTEBOOK7_PLUGINS = {"@jupyterlab/docmanager-extension/plugin"}
+
 LATENCY = []  # lines for the terminal summary, filled by the tests
 
 
@@ -58,13 +60,16 @@ def get_json(url):
         return json.loads(response.read())
 
 
-@pytest.fixture(scope="session")
-def lab(artefacts):
-    """Start JupyterLab on the repo root; yield its base URL; stop it and its kernels."""
+def serve_jupyter(app, app_class, default_url, log_path, settings_for=SETTINGS):
+    """Start a Jupyter server app on the repo root; yield its base URL; stop it and its kernels.
+
+    ``app`` is the module to run (``jupyterlab`` or ``notebook``), ``app_class`` the name
+    its options go under (``LabApp``, ``JupyterNotebookApp``).
+    """
     # our own temporary folder: pytest prunes its shared ones while other runs go on
-    home = Path(tempfile.mkdtemp(prefix="attnlib-lab-"))
+    home = Path(tempfile.mkdtemp(prefix=f"attnlib-{app}-"))
     settings = home / "settings"
-    for plugin, values in SETTINGS.items():
+    for plugin, values in settings_for.items():
         path = settings / f"{plugin}.jupyterlab-settings"
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(json.dumps(values))
@@ -72,21 +77,20 @@ def lab(artefacts):
     command = [
         sys.executable,
         "-m",
-        "jupyterlab",
+        app,
         "--no-browser",
         f"--port={port}",
         "--ServerApp.ip=127.0.0.1",
         "--IdentityProvider.token=",
         "--ServerApp.password=",
         f"--ServerApp.root_dir={ROOT}",  # as `make lab`: the repo root, lesson 00 first
-        "--LabApp.default_url=/lab/tree/notebooks/00_start_here.ipynb",
-        f"--LabApp.user_settings_dir={settings}",
-        f"--LabApp.workspaces_dir={home / 'workspaces'}",
+        f"--{app_class}.default_url={default_url}",
+        f"--{app_class}.user_settings_dir={settings}",
+        f"--{app_class}.workspaces_dir={home / 'workspaces'}",
     ]
-    if os.geteuid() == 0:  # JupyterLab refuses to run as root unless told (containers, CI)
+    if os.geteuid() == 0:  # Jupyter refuses to run as root unless told (containers, CI)
         command.append("--allow-root")
     env = dict(os.environ, JUPYTER_RUNTIME_DIR=str(home / "runtime"))
-    log_path = artefacts / "server.log"
     log = open(log_path, "w")  # noqa: SIM115 - closed at teardown
     server = subprocess.Popen(
         command, cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
@@ -96,13 +100,13 @@ def lab(artefacts):
         deadline = time.monotonic() + 60
         while True:
             if server.poll() is not None:
-                raise RuntimeError(f"jupyter lab exited:\n{log_path.read_text()}")
+                raise RuntimeError(f"jupyter {app} exited:\n{log_path.read_text()}")
             try:
                 get_json(f"{base}/api/status")
                 break
             except OSError:
                 if time.monotonic() > deadline:
-                    raise RuntimeError("jupyter lab did not answer within 60 s") from None
+                    raise RuntimeError(f"jupyter {app} did not answer within 60 s") from None
                 time.sleep(0.3)
         yield base
     finally:
@@ -123,6 +127,27 @@ def lab(artefacts):
                 server.wait()
         log.close()
         shutil.rmtree(home, ignore_errors=True)
+
+
+@pytest.fixture(scope="session")
+def lab(artefacts):
+    """JupyterLab on the repo root, as `make lab` starts it; yields its base URL."""
+    yield from serve_jupyter(
+        "jupyterlab",
+        "LabApp",
+        "/lab/tree/notebooks/00_start_here.ipynb",
+        artefacts / "server.log",
+    )
+
+
+@pytest.fixture(scope="session")
+def notebook7(artefacts):
+    """Jupyter Notebook 7 (`jupyter notebook`) on the repo root; yields its base URL."""
+    # only the plugins Notebook 7 has: user settings for a plugin it lacks break its page
+    settings = {k: v for k, v in SETTINGS.items() if k in NOTEBOOK7_PLUGINS}
+    yield from serve_jupyter(
+        "notebook", "JupyterNotebookApp", "/tree", artefacts / "server-notebook7.log", settings
+    )
 
 
 @pytest.fixture(scope="session")
