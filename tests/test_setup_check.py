@@ -107,7 +107,7 @@ def test_colab_is_recognised_and_its_ipywidgets_7_is_what_it_needs(on_colab, mon
     assert [name for name, _ in found] == [name for name, _ in setup_check.COLAB_REQUIRED]
     assert "jupyterlab" not in dict(found)  # Colab is the front end
     assert report.splitlines()[0].startswith("on Google Colab: no JupyterLab needed")
-    assert "ipywidgets  7.7.1" in report
+    assert "ipywidgets     7.7.1" in report
     assert report.splitlines()[-1] == "setup check (Colab): all 6 packages found"
     assert verdict(found) == "setup check (Colab): all 6 packages found"
 
@@ -115,7 +115,7 @@ def test_colab_is_recognised_and_its_ipywidgets_7_is_what_it_needs(on_colab, mon
 def test_on_colab_ipywidgets_8_is_named_as_too_new(on_colab, monkeypatch):
     fake_versions(monkeypatch, ipywidgets="8.1.5")
     found, report = check_setup()
-    assert "ipywidgets  8.1.5  TOO NEW for Colab (needs below 8)" in report
+    assert "ipywidgets     8.1.5  TOO NEW for Colab (needs below 8)" in report
     assert "1 of 6 packages not ready: ipywidgets 8.1.5 is too new for Colab" in report
     assert "%pip install ipywidgets==7.7.1" in report and "Restart session" in report
     assert "make lab" not in report
@@ -124,7 +124,7 @@ def test_on_colab_ipywidgets_8_is_named_as_too_new(on_colab, monkeypatch):
 def test_on_colab_a_missing_course_points_at_the_first_cell(on_colab, monkeypatch):
     fake_versions(monkeypatch, ipywidgets="7.7.1", attnlib=None)
     _, report = check_setup()
-    assert "attnlib     MISSING" in report
+    assert "attnlib        MISSING" in report
     assert "run this notebook's first cell" in report
 
 
