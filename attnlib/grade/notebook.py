@@ -247,7 +247,8 @@ def run_in_kernel(path, data, sources, captures, nonce, limits):
         "budget": limits["budget"],
         "output_cap": limits["output_cap"],
     }
-    folder = tempfile.mkdtemp(prefix="attnlib-grade-")
+    folder = tempfile.mkdtemp(prefix="attnlib-grade-")  # the kernel's working directory
+    job["private"] = tempfile.mkdtemp(prefix="attnlib-runner-")  # removed even if it is killed
     try:
         (Path(folder) / Path(path).name).write_bytes(data)
         try:
@@ -293,3 +294,4 @@ def run_in_kernel(path, data, sources, captures, nonce, limits):
             }
     finally:
         shutil.rmtree(folder, ignore_errors=True)
+        shutil.rmtree(job["private"], ignore_errors=True)

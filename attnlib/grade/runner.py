@@ -213,7 +213,7 @@ def connection_file(folder):
 
 def run(job):
     result = {"captured": {}, "capture_errors": {}, "cell_errors": [], "stop": None, "killed": 0}
-    private = tempfile.mkdtemp(prefix="attnlib-kernel-")
+    private = tempfile.mkdtemp(prefix="attnlib-kernel-", dir=job.get("private"))
     connection = connection_file(private)
     env = dict(os.environ)
     env.update(
