@@ -168,3 +168,15 @@ def test_every_solution_passes_and_the_course_folder_exits_0(tmp_path, capsys):
     from attnlib.selfcheck import registry
 
     assert [r["exercise"] for r in report["rows"]] == list(registry.exercises())
+
+
+def test_the_unfilled_exercises_exit_1_with_every_exercise_not_attempted(tmp_path, capsys):
+    copy = shutil.copytree(ROOT / "exercises", tmp_path / "exercises")
+    assert main(["check", "--json", "-q", "-j", "2", str(copy)]) == 1
+    report = json.loads(capsys.readouterr().out)
+    from attnlib.selfcheck import registry
+
+    assert [(r["exercise"], r["status"]) for r in report["rows"]] == [
+        (i, "not attempted") for i in registry.exercises()
+    ]
+    assert report["cell_errors"] == {} and report["unknown_ids"] == {}

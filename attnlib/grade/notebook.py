@@ -164,6 +164,8 @@ def _stop_reason(stop, cells, limits, exit_code):
         return f"the kernel died in {where} (exit status {exit_code})"
     if reason == "output":
         return f"{where} printed more than the {limits['output_cap']} bytes allowed"
+    if reason == "runner":
+        return f"the kernel's runner was killed (exit status {exit_code})"
     if reason == "capture":
         return f"the answer sent after {where} was too large"
     return "the kernel did not start"
@@ -245,7 +247,8 @@ def run_in_kernel(path, data, sources, captures, nonce, limits):
         "budget": limits["budget"],
         "output_cap": limits["output_cap"],
     }
-    folder = tempfile.mkdtemp(prefix="attnlib-grade-")
+    folder = tempfile.mkdtemp(prefix="attnlib-grade-")  # the kernel's working directory
+    job["private"] = tempfile.mkdtemp(prefix="attnlib-runner-")  # removed even if it is killed
     try:
         (Path(folder) / Path(path).name).write_bytes(data)
         try:
@@ -267,10 +270,18 @@ def run_in_kernel(path, data, sources, captures, nonce, limits):
             finally:
                 with RUNNERS_LOCK:
                     RUNNERS.discard(runner.pid)
-            lines = out.strip().splitlines()
-            if not lines:
-                raise ValueError(f"it ended with status {runner.returncode} and no result")
-            return json.loads(lines[-1])
+            lines = [json.loads(line) for line in out.strip().splitlines()]
+            if lines and "stop" in lines[-1]:
+                return lines[-1]
+            # the runner was killed (by the notebook): answers it sent before still count
+            captured = {k: v for line in lines for k, v in line.get("partial", {}).items()}
+            return {
+                "captured": captured,
+                "capture_errors": {},
+                "cell_errors": [],
+                "stop": {"cell": -1, "reason": "runner"},
+                "exit": runner.returncode,
+            }
         except (OSError, ValueError) as err:
             message = f"the kernel runner failed: {_one_line(err, 200)}"
             return {
@@ -283,3 +294,4 @@ def run_in_kernel(path, data, sources, captures, nonce, limits):
             }
     finally:
         shutil.rmtree(folder, ignore_errors=True)
+        shutil.rmtree(job["private"], ignore_errors=True)

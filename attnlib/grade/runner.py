@@ -11,7 +11,8 @@ never anything a student's code could have touched. It reads a job as JSON on st
      "output_cap": 1048576}                  bytes the student's cells may print
 
 runs the kernel in the current working directory (a temporary copy the grader made) in a
-session of its own, and prints one JSON line::
+session of its own, prints ``{"partial": {id: text}}`` as each answer comes back, and at
+the end one JSON line::
 
     {"captured": {id: text}, "capture_errors": {id: reason}, "cell_errors": [[i, reason]],
      "stop": null or {"cell": i, "reason": "..."}, "killed": n}
@@ -212,7 +213,7 @@ def connection_file(folder):
 
 def run(job):
     result = {"captured": {}, "capture_errors": {}, "cell_errors": [], "stop": None, "killed": 0}
-    private = tempfile.mkdtemp(prefix="attnlib-kernel-")
+    private = tempfile.mkdtemp(prefix="attnlib-kernel-", dir=job.get("private"))
     connection = connection_file(private)
     env = dict(os.environ)
     env.update(
@@ -261,6 +262,9 @@ def run(job):
                 if len(found) == 1:
                     result["captured"][exercise] = found[0]
                     result["capture_errors"].pop(exercise, None)
+                    # sent at once, so the answer counts even if this runner is killed later
+                    sys.stdout.write(json.dumps({"partial": {exercise: found[0]}}) + "\n")
+                    sys.stdout.flush()
                 else:
                     reason = error or (
                         "the answer did not come back from the kernel"
