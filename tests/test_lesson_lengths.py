@@ -19,10 +19,7 @@ _spec.loader.exec_module(lesson_length)
 
 # Lessons owned by another engineer of issue 11 and still being trimmed on their branch.
 # strict: the test fails as soon as one of them fits, so the entry must then be removed.
-BEING_TRIMMED = {
-    "10_multi_head_and_cross_attention": "trimmed on the lessons-c branch (issue 11)",
-    "12_cost_and_memory": "trimmed on the lessons-c branch (issue 11)",
-}
+BEING_TRIMMED = {}  # stem -> reason, for a lesson another branch is trimming (strict xfail)
 
 
 def _marks(path):
