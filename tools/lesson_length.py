@@ -13,7 +13,8 @@ The rule (shared by the three lesson engineers, issue 11):
 - **Minutes** = prose words / 100 (careful reading of text full of math runs at about 100
   words a minute, half the pace of ordinary prose) + 1 minute per code cell (read the
   code, run it, read its output), rounded to the nearest minute. 1,100 words and 19 code
-  cells make 30 minutes.
+  cells make 30 minutes. The Colab install cell (id ``colab-install``, written by
+  ``tools/colab_cell.py``) is setup, not lesson time, and is not counted.
 - A lesson should hold at most ``LIMIT`` = 1,100 words of prose, about 30 minutes;
   ``tests/test_lesson_lengths.py`` fails above ``HARD_LIMIT`` = 1,150.
 
@@ -63,7 +64,8 @@ def measure(path):
     """(prose words, code cells, minutes) of one notebook."""
     cells = json.loads(Path(path).read_text())["cells"]
     words = sum(prose_words("".join(c["source"])) for c in cells if c["cell_type"] == "markdown")
-    code = sum(1 for c in cells if c["cell_type"] == "code")
+    # the Colab install cell (tools/colab_cell.py) is setup, not lesson time
+    code = sum(1 for c in cells if c["cell_type"] == "code" and c.get("id") != "colab-install")
     minutes = round(words / WORDS_PER_MINUTE + MINUTES_PER_CODE_CELL * code)
     return words, code, minutes
 
