@@ -67,6 +67,15 @@ def test_minutes_add_reading_and_code_cells(tmp_path):
     assert lesson_length.measure(path) == (250, 3, 6)
 
 
+def test_the_colab_install_cell_is_not_lesson_time(tmp_path):
+    cells = [{"cell_type": "code", "id": "colab-install", "source": ["import sys"]}]
+    cells += [{"cell_type": "markdown", "source": ["word " * 250]}]
+    cells += [{"cell_type": "code", "source": ["x = 1"]} for _ in range(3)]
+    path = tmp_path / "99_x.ipynb"
+    path.write_text(json.dumps({"cells": cells}))
+    assert lesson_length.measure(path) == (250, 3, 6)
+
+
 def _minutes_column(rows, pattern):
     found = {}
     for line in rows:
