@@ -10,7 +10,12 @@ from . import example
 from .block import init_block, layer_norm, mlp, transformer_block
 from .blocked import blocked_attention, online_softmax
 from .core import attention, attention_weights, project, qk_scores, scale_scores, softmax
-from .grad import attention_backward, self_attention_backward, softmax_jacobian
+from .grad import (
+    attention_backward,
+    multi_head_attention_backward,
+    self_attention_backward,
+    softmax_jacobian,
+)
 from .heads import merge_heads, multi_head_attention, split_heads
 from .masks import additive_mask, causal_mask, padding_mask
 
@@ -27,6 +32,7 @@ __all__ = [
     "merge_heads",
     "mlp",
     "multi_head_attention",
+    "multi_head_attention_backward",
     "online_softmax",
     "padding_mask",
     "project",

@@ -20,6 +20,7 @@ from ._checks import (
     same_size,
 )
 from .core import _attend
+from .heads import _merge, _split, multi_head_attention
 
 
 def softmax_jacobian(p):
@@ -262,3 +263,80 @@ def self_attention_backward(X, W_Q, W_K, W_V, dOutput, mask=None, dWeights=None)
     dW_V = _sum_batch(X_T @ dV, 2)  # (d_model, n) @ (n, d_v) -> (d_model, d_v)
     dX = dQ @ W_Q.T + dK @ W_K.T + dV @ W_V.T  # three paths, each (n, d_model)
     return tuple(g.astype(out, copy=False) for g in (dX, dW_Q, dW_K, dW_V))
+
+
+def multi_head_attention_backward(X_q, X_kv, W_Q, W_K, W_V, W_O, n_heads, dOutput, mask=None):
+    """Gradients of :func:`attnlib.multi_head_attention` with respect to every input.
+
+    The layer ends with ``output = M W_O``, M the merged heads, so ``dW_O = M^T dOutput``
+    and ``dM = dOutput W_O^T``. Split like M, ``dM`` is each head's dOutput; each head
+    is then one attention (see :func:`attention_backward`), and its dQ, dK, dV, merged
+    again, reach the weights and the inputs as in :func:`self_attention_backward`. For
+    self-attention (the same X as ``X_q`` and ``X_kv``) the gradient of X is
+    ``dX_q + dX_kv``.
+
+    Parameters
+    ----------
+    X_q, X_kv, W_Q, W_K, W_V, W_O, n_heads, mask
+        As for :func:`attnlib.multi_head_attention`.
+    dOutput : array_like of shape (..., n_q, d_out)
+        The gradient of a scalar loss with respect to the layer's output.
+
+    Returns
+    -------
+    dX_q : ndarray of shape (..., n_q, d_model)
+        One path, through the queries.
+    dX_kv : ndarray of the shape of X_kv
+        Two paths, through the keys and the values.
+    dW_Q, dW_K, dW_V, dW_O : ndarray of the shapes of W_Q, W_K, W_V, W_O
+        Summed over the batch axes. float32 when every input is float32, float64 for
+        integers, bools, lists or any float64 input.
+
+    Examples
+    --------
+    One token attends to itself with weight 1, so the layer is ``X W_V W_O``:
+
+    >>> grads = multi_head_attention_backward([[1, 2]], [[1, 2]], [[1], [0]], [[1], [0]],
+    ...                                       [[1], [1]], [[2]], 1, dOutput=[[1]])
+    >>> grads[-1]  # dW_O = M^T dOutput, M = X W_V = 3
+    array([[3.]])
+    >>> grads[1]  # dX_kv through V: dOutput W_O^T W_V^T = 2 (1, 1)
+    array([[2., 2.]])
+    """
+    where = "multi_head_attention_backward"
+    try:  # the forward pass checks every input once; its errors are renamed, einops-style
+        output, _ = multi_head_attention(X_q, X_kv, W_Q, W_K, W_V, W_O, n_heads, mask)
+    except (TypeError, ValueError) as err:
+        message = str(err).replace("multi_head_attention:", f"{where}:", 1)
+        raise type(err)(message) from None
+    dOutput = as_array(dOutput, "dOutput", where)
+    if dOutput.shape != output.shape:
+        raise ValueError(
+            f"{where}: dOutput must have the output's shape (..., n_q, d_out) = "
+            f"{output.shape}, got {dOutput.shape}."
+        )
+    arrays = [as_array(A, "A", where, min_ndim=1) for A in (X_q, X_kv, W_Q, W_K, W_V, W_O)]
+    work, out = dtypes(*arrays, dOutput)
+    X_q, X_kv, W_Q, W_K, W_V, W_O, dOutput = (
+        A.astype(work, copy=False) for A in (*arrays, dOutput)
+    )
+    n_q, n_k = X_q.shape[-2], X_kv.shape[-2]
+    allowed = None
+    if mask is not None:
+        allowed = as_mask(mask, (*output.shape[:-2], n_heads, n_q, n_k), where)
+    Q = _split(X_q @ W_Q, n_heads)  # (h, n_q, d_k)
+    K = _split(X_kv @ W_K, n_heads)  # (h, n_k, d_k)
+    V = _split(X_kv @ W_V, n_heads)  # (h, n_k, d_v)
+    heads, _ = _attend(Q, K, V, allowed)  # (h, n_q, d_v)
+    M = _merge(heads)  # (n_q, h * d_v): the merged heads
+    dW_O = _sum_batch(np.swapaxes(M, -1, -2) @ dOutput, 2)  # (h * d_v, n_q) @ (n_q, d_out)
+    dM = dOutput @ W_O.T  # (n_q, d_out) @ (d_out, h * d_v) -> (n_q, h * d_v)
+    dQ, dK, dV = _backward(Q, K, V, _split(dM, n_heads), allowed)  # per head
+    dQ, dK, dV = _merge(dQ), _merge(dK), _merge(dV)  # (n_q, h * d_k), (n_k, ...), (n_k, ...)
+    dW_Q = _sum_batch(np.swapaxes(X_q, -1, -2) @ dQ, 2)  # (d_model, n_q) @ (n_q, h * d_k)
+    dW_K = _sum_batch(np.swapaxes(X_kv, -1, -2) @ dK, 2)  # (d_model_kv, n_k) @ (n_k, h * d_k)
+    dW_V = _sum_batch(np.swapaxes(X_kv, -1, -2) @ dV, 2)  # (d_model_kv, n_k) @ (n_k, h * d_v)
+    dX_q = _unbroadcast(dQ @ W_Q.T, X_q.shape)  # one path: (n_q, d_model)
+    dX_kv = _unbroadcast(dK @ W_K.T + dV @ W_V.T, X_kv.shape)  # two paths: (n_k, d_model_kv)
+    grads = (dX_q, dX_kv, dW_Q, dW_K, dW_V, dW_O)
+    return tuple(g.astype(out, copy=False) for g in grads)
