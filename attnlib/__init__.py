@@ -7,9 +7,15 @@ stays as light as numpy.
 """
 
 from . import example
+from .block import init_block, layer_norm, mlp, transformer_block
 from .blocked import blocked_attention, online_softmax
 from .core import attention, attention_weights, project, qk_scores, scale_scores, softmax
-from .grad import attention_backward, softmax_jacobian
+from .grad import (
+    attention_backward,
+    multi_head_attention_backward,
+    self_attention_backward,
+    softmax_jacobian,
+)
 from .heads import merge_heads, multi_head_attention, split_heads
 from .masks import additive_mask, causal_mask, padding_mask
 
@@ -21,15 +27,21 @@ __all__ = [
     "blocked_attention",
     "causal_mask",
     "example",
+    "init_block",
+    "layer_norm",
     "merge_heads",
+    "mlp",
     "multi_head_attention",
+    "multi_head_attention_backward",
     "online_softmax",
     "padding_mask",
     "project",
     "qk_scores",
     "scale_scores",
+    "self_attention_backward",
     "softmax",
     "softmax_jacobian",
     "split_heads",
+    "transformer_block",
 ]
 __version__ = "0.1.0"

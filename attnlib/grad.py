@@ -14,11 +14,13 @@ from ._checks import (
     as_mask,
     batch_shape,
     dtypes,
+    finite_product,
     overflow_error,
     same_n_k,
     same_size,
 )
 from .core import _attend
+from .heads import _merge, _split, multi_head_attention
 
 
 def softmax_jacobian(p):
@@ -127,17 +129,214 @@ def attention_backward(Q, K, V, dOutput, mask=None):
     shapes = Q.shape, K.shape, V.shape
     Q, K, V, dOutput = (A.astype(work, copy=False) for A in (Q, K, V, dOutput))
     try:
-        output, A = _attend(Q, K, V, allowed)  # (..., n_q, d_v), (..., n_q, n_k)
+        dQ, dK, dV = _backward(Q, K, V, dOutput, allowed)
     except ScoresOverflow:
         raise overflow_error(where, Q, K, work) from None
+    grads = (_unbroadcast(g, shape) for g, shape in zip((dQ, dK, dV), shapes, strict=True))
+    return tuple(g.astype(out, copy=False) for g in grads)
+
+
+def _backward(Q, K, V, dOutput, allowed, dWeights=None):
+    """dQ, dK, dV of checked inputs of one dtype (batch axes broadcast, not summed).
+
+    ``dWeights``, when given, is the gradient of the loss with respect to the weights
+    A themselves (a loss that reads the weights); it adds to the path from dOutput.
+    Raises :class:`ScoresOverflow` as :func:`attnlib.core._attend` does.
+    """
+    output, A = _attend(Q, K, V, allowed)  # (..., n_q, d_v), (..., n_q, n_k)
     d_k = Q.shape[-1]
     dV = np.swapaxes(A, -1, -2) @ dOutput  # (n_k, n_q) @ (n_q, d_v) -> (n_k, d_v)
     dA = dOutput @ np.swapaxes(V, -1, -2)  # (n_q, d_v) @ (d_v, n_k) -> (n_q, n_k)
-    # each row through its softmax Jacobian: (diag(a) - a a^T) dA_i = a * (dA_i - a . dA_i),
-    # and a . dA_i = sum_j a_j (dOutput_i . V_j) = dOutput_i . output_i: no n x n product
-    dA -= (dOutput * output).sum(axis=-1, keepdims=True)  # (n_q, n_k) - (n_q, 1)
+    if dWeights is None:
+        # each row through its softmax Jacobian: (diag(a) - a a^T) dA_i = a * (dA_i - a . dA_i),
+        # and a . dA_i = sum_j a_j (dOutput_i . V_j) = dOutput_i . output_i: no n x n product
+        dA -= (dOutput * output).sum(axis=-1, keepdims=True)  # (n_q, n_k) - (n_q, 1)
+    else:
+        dA = dA + dWeights  # both paths reach A; then through the Jacobian as above
+        dA -= (A * dA).sum(axis=-1, keepdims=True)  # (n_q, n_k) - (n_q, 1)
     dS = np.multiply(dA, A, out=dA)  # (n_q, n_k), in place
-    dQ = dS @ K / np.sqrt(work.type(d_k))  # (n_q, n_k) @ (n_k, d_k) -> (n_q, d_k)
-    dK = np.swapaxes(dS, -1, -2) @ Q / np.sqrt(work.type(d_k))  # (n_k, n_q) @ (n_q, d_k)
-    grads = (_unbroadcast(g, shape) for g, shape in zip((dQ, dK, dV), shapes, strict=True))
+    dQ = dS @ K / np.sqrt(Q.dtype.type(d_k))  # (n_q, n_k) @ (n_k, d_k) -> (n_q, d_k)
+    dK = np.swapaxes(dS, -1, -2) @ Q / np.sqrt(Q.dtype.type(d_k))  # (n_k, n_q) @ (n_q, d_k)
+    return dQ, dK, dV
+
+
+def _sum_batch(G, ndim):
+    """Sum a per-example weight gradient over the leading (batch) axes, to ``ndim`` axes."""
+    extra = G.ndim - ndim
+    return G.sum(axis=tuple(range(extra))) if extra else G
+
+
+def self_attention_backward(X, W_Q, W_K, W_V, dOutput, mask=None, dWeights=None):
+    """Gradients of self-attention with respect to X, W_Q, W_K and W_V.
+
+    The forward pass is ``Q, K, V = X W_Q, X W_K, X W_V`` and
+    ``output = softmax(Q K^T / sqrt(d_k)) V``. From dQ, dK, dV (as in
+    :func:`attention_backward`) each weight gets ``dW = X^T dQ`` (and likewise for
+    K and V), and X, which made all three, gets the sum of three paths:
+    ``dX = dQ W_Q^T + dK W_K^T + dV W_V^T``.
+
+    Parameters
+    ----------
+    X : array_like of shape (..., n, d_model)
+    W_Q, W_K : array_like of shape (d_model, d_k)
+    W_V : array_like of shape (d_model, d_v)
+    dOutput : array_like of shape (..., n, d_v)
+        The gradient of a scalar loss with respect to the output.
+    mask : array_like of bool, broadcastable to (..., n, n), optional
+        The same mask as in the forward pass.
+    dWeights : array_like of shape (..., n, n), optional
+        The gradient of the loss with respect to the weights A, for a loss that reads
+        the weights themselves (e.g. ``-log A[i, j]``); pass zeros as dOutput if the
+        loss does not read the output.
+
+    Returns
+    -------
+    dX : ndarray of shape (..., n, d_model)
+    dW_Q, dW_K : ndarray of shape (d_model, d_k)
+    dW_V : ndarray of shape (d_model, d_v)
+        The weights are shared by every sequence of a batch, so their gradients are
+        summed over the batch axes. float32 for float32 inputs, float16 for float16
+        (computed in float32), float64 for integers, bools and lists.
+
+    Examples
+    --------
+    With W_Q = 0 every score is 0 and each weight is 1/2, so the output is the mean
+    of the value rows and X's gradient through V is shared equally:
+
+    >>> X, W_0, W_1 = [[1, 0], [0, 1]], [[0], [0]], [[1], [1]]
+    >>> dX, dW_Q, dW_K, dW_V = self_attention_backward(X, W_0, W_1, W_1, [[1], [1]])
+    >>> dW_V  # X^T (A^T dOutput), and A^T dOutput = (1, 1)
+    array([[1.],
+           [1.]])
+    >>> dX  # only the V path is non-zero here: dV W_V^T
+    array([[1., 1.],
+           [1., 1.]])
+    """
+    where = "self_attention_backward"
+    X = as_array(X, "X", where)
+    d_model, n = X.shape[-1], X.shape[-2]
+    W_Q, W_K, W_V = (
+        as_array(W, name, where, min_ndim=1)
+        for W, name in ((W_Q, "W_Q"), (W_K, "W_K"), (W_V, "W_V"))
+    )
+    for name, W in (("W_Q", W_Q), ("W_K", W_K), ("W_V", W_V)):
+        if W.ndim != 2:
+            raise ValueError(f"{where}: {name} must be 2-D, got shape {W.shape}.")
+        if W.shape[0] != d_model:
+            raise ValueError(
+                f"{where}: X has {d_model} columns but {name} has {W.shape[0]} rows; "
+                "they must match."
+            )
+    same_size("d_k", where, W_Q=W_Q.shape[1], W_K=W_K.shape[1])
+    dOutput = as_array(dOutput, "dOutput", where)
+    output_shape = (*X.shape[:-1], W_V.shape[1])  # (..., n, d_v)
+    if dOutput.shape != output_shape:
+        raise ValueError(
+            f"{where}: dOutput must have the output's shape (..., n, d_v) = "
+            f"{output_shape}, got {dOutput.shape}."
+        )
+    scores_shape = (*X.shape[:-1], n)  # (..., n, n)
+    if dWeights is not None:
+        dWeights = as_array(dWeights, "dWeights", where)
+        if dWeights.shape != scores_shape:
+            raise ValueError(
+                f"{where}: dWeights must have the weights' shape (..., n, n) = "
+                f"{scores_shape}, got {dWeights.shape}."
+            )
+    allowed = None if mask is None else as_mask(mask, scores_shape, where)
+    arrays = (X, W_Q, W_K, W_V, dOutput) + (() if dWeights is None else (dWeights,))
+    work, out = dtypes(*arrays)
+    X, W_Q, W_K, W_V, dOutput = (A.astype(work, copy=False) for A in arrays[:5])
+    if dWeights is not None:
+        dWeights = dWeights.astype(work, copy=False)
+    with np.errstate(over="ignore", invalid="ignore"):
+        Q, K, V = X @ W_Q, X @ W_K, X @ W_V  # (n, d_model) @ (d_model, d_k) -> (n, d_k)
+    for P, what in ((Q, "X @ W_Q"), (K, "X @ W_K"), (V, "X @ W_V")):
+        finite_product(P, what, where)
+    try:
+        dQ, dK, dV = _backward(Q, K, V, dOutput, allowed, dWeights)  # (n, d_k), (n, d_k), (n, d_v)
+    except ScoresOverflow:
+        raise overflow_error(where, Q, K, work, names="X, W_Q or W_K") from None
+    X_T = np.swapaxes(X, -1, -2)  # (d_model, n)
+    dW_Q = _sum_batch(X_T @ dQ, 2)  # (d_model, n) @ (n, d_k) -> (d_model, d_k)
+    dW_K = _sum_batch(X_T @ dK, 2)  # (d_model, n) @ (n, d_k) -> (d_model, d_k)
+    dW_V = _sum_batch(X_T @ dV, 2)  # (d_model, n) @ (n, d_v) -> (d_model, d_v)
+    dX = dQ @ W_Q.T + dK @ W_K.T + dV @ W_V.T  # three paths, each (n, d_model)
+    return tuple(g.astype(out, copy=False) for g in (dX, dW_Q, dW_K, dW_V))
+
+
+def multi_head_attention_backward(X_q, X_kv, W_Q, W_K, W_V, W_O, n_heads, dOutput, mask=None):
+    """Gradients of :func:`attnlib.multi_head_attention` with respect to every input.
+
+    The layer ends with ``output = M W_O``, M the merged heads, so ``dW_O = M^T dOutput``
+    and ``dM = dOutput W_O^T``. Split like M, ``dM`` is each head's dOutput; each head
+    is then one attention (see :func:`attention_backward`), and its dQ, dK, dV, merged
+    again, reach the weights and the inputs as in :func:`self_attention_backward`. For
+    self-attention (the same X as ``X_q`` and ``X_kv``) the gradient of X is
+    ``dX_q + dX_kv``.
+
+    Parameters
+    ----------
+    X_q, X_kv, W_Q, W_K, W_V, W_O, n_heads, mask
+        As for :func:`attnlib.multi_head_attention`.
+    dOutput : array_like of shape (..., n_q, d_out)
+        The gradient of a scalar loss with respect to the layer's output.
+
+    Returns
+    -------
+    dX_q : ndarray of shape (..., n_q, d_model)
+        One path, through the queries.
+    dX_kv : ndarray of the shape of X_kv
+        Two paths, through the keys and the values.
+    dW_Q, dW_K, dW_V, dW_O : ndarray of the shapes of W_Q, W_K, W_V, W_O
+        Summed over the batch axes. float32 when every input is float32, float64 for
+        integers, bools, lists or any float64 input.
+
+    Examples
+    --------
+    One token attends to itself with weight 1, so the layer is ``X W_V W_O``:
+
+    >>> grads = multi_head_attention_backward([[1, 2]], [[1, 2]], [[1], [0]], [[1], [0]],
+    ...                                       [[1], [1]], [[2]], 1, dOutput=[[1]])
+    >>> grads[-1]  # dW_O = M^T dOutput, M = X W_V = 3
+    array([[3.]])
+    >>> grads[1]  # dX_kv through V: dOutput W_O^T W_V^T = 2 (1, 1)
+    array([[2., 2.]])
+    """
+    where = "multi_head_attention_backward"
+    try:  # the forward pass checks every input once; its errors are renamed, einops-style
+        output, _ = multi_head_attention(X_q, X_kv, W_Q, W_K, W_V, W_O, n_heads, mask)
+    except (TypeError, ValueError) as err:
+        message = str(err).replace("multi_head_attention:", f"{where}:", 1)
+        raise type(err)(message) from None
+    dOutput = as_array(dOutput, "dOutput", where)
+    if dOutput.shape != output.shape:
+        raise ValueError(
+            f"{where}: dOutput must have the output's shape (..., n_q, d_out) = "
+            f"{output.shape}, got {dOutput.shape}."
+        )
+    arrays = [as_array(A, "A", where, min_ndim=1) for A in (X_q, X_kv, W_Q, W_K, W_V, W_O)]
+    work, out = dtypes(*arrays, dOutput)
+    X_q, X_kv, W_Q, W_K, W_V, W_O, dOutput = (
+        A.astype(work, copy=False) for A in (*arrays, dOutput)
+    )
+    n_q, n_k = X_q.shape[-2], X_kv.shape[-2]
+    allowed = None
+    if mask is not None:
+        allowed = as_mask(mask, (*output.shape[:-2], n_heads, n_q, n_k), where)
+    Q = _split(X_q @ W_Q, n_heads)  # (h, n_q, d_k)
+    K = _split(X_kv @ W_K, n_heads)  # (h, n_k, d_k)
+    V = _split(X_kv @ W_V, n_heads)  # (h, n_k, d_v)
+    heads, _ = _attend(Q, K, V, allowed)  # (h, n_q, d_v)
+    M = _merge(heads)  # (n_q, h * d_v): the merged heads
+    dW_O = _sum_batch(np.swapaxes(M, -1, -2) @ dOutput, 2)  # (h * d_v, n_q) @ (n_q, d_out)
+    dM = dOutput @ W_O.T  # (n_q, d_out) @ (d_out, h * d_v) -> (n_q, h * d_v)
+    dQ, dK, dV = _backward(Q, K, V, _split(dM, n_heads), allowed)  # per head
+    dQ, dK, dV = _merge(dQ), _merge(dK), _merge(dV)  # (n_q, h * d_k), (n_k, ...), (n_k, ...)
+    dW_Q = _sum_batch(np.swapaxes(X_q, -1, -2) @ dQ, 2)  # (d_model, n_q) @ (n_q, h * d_k)
+    dW_K = _sum_batch(np.swapaxes(X_kv, -1, -2) @ dK, 2)  # (d_model_kv, n_k) @ (n_k, h * d_k)
+    dW_V = _sum_batch(np.swapaxes(X_kv, -1, -2) @ dV, 2)  # (d_model_kv, n_k) @ (n_k, h * d_v)
+    dX_q = _unbroadcast(dQ @ W_Q.T, X_q.shape)  # one path: (n_q, d_model)
+    dX_kv = _unbroadcast(dK @ W_K.T + dV @ W_V.T, X_kv.shape)  # two paths: (n_k, d_model_kv)
+    grads = (dX_q, dX_kv, dW_Q, dW_K, dW_V, dW_O)
     return tuple(g.astype(out, copy=False) for g in grads)

@@ -126,11 +126,30 @@ def every_function(dtype):
         "attention_backward": list(attnlib.attention_backward(Q, K, V, V[:3] * 0 + 1)),
         "online_softmax": [attnlib.online_softmax(S, block_size=2)],
         "blocked_attention": [attnlib.blocked_attention(Q, K, V, block_size=2)],
+        # lessons 15 and 16: the block and the gradients of the weights
+        **block_and_weight_gradients(rng, dtype, X, W),
+    }
+
+
+def block_and_weight_gradients(rng, dtype, X, W):
+    """The functions of attnlib.block and the weight gradients, on inputs of one dtype."""
+    block = {k: v.astype(dtype) for k, v in attnlib.init_block(4, 6, rng=rng, std=0.5).items()}
+    mlp_weights = [block[k] for k in ("W_1", "b_1", "W_2", "b_2")]
+    G = (rng.normal(size=(3, 4)) * 0.5).astype(dtype)
+    return {
+        "layer_norm": [attnlib.layer_norm(X, block["gamma_1"] + 1, block["beta_1"])],
+        "mlp": [attnlib.mlp(X, *mlp_weights)],
+        "transformer_block": list(attnlib.transformer_block(X, n_heads=2, **block)),
+        "self_attention_backward": list(attnlib.self_attention_backward(X, W, W, W, G)),
+        "multi_head_attention_backward": list(
+            attnlib.multi_head_attention_backward(X, X, W, W, W, W, 2, G)
+        ),
     }
 
 
 def test_every_function_is_covered_by_the_dtype_tests():
-    numeric = set(attnlib.__all__) - {"example", "causal_mask", "padding_mask", "additive_mask"}
+    makers = {"example", "causal_mask", "padding_mask", "additive_mask", "init_block"}
+    numeric = set(attnlib.__all__) - makers
     assert set(every_function(np.float64)) == numeric
 
 

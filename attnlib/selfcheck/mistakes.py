@@ -178,4 +178,70 @@ MISTAKES = {
         "each block was normalised on its own: the softmax's denominator runs over all keys, "
         "so keep one running sum and divide by it once, at the end."
     ),
+    # ---- lessons 15 and 16: the transformer block, training an attention head ----
+    "ln_unbiased": (
+        "layer norm divides the squared distances from the mean by d_model, not d_model - 1: "
+        "the variance of a row is their plain mean (np.var's default, ddof=0)."
+    ),
+    "ln_not_centred": (
+        "subtract the row's mean before dividing by its spread: layer norm centres each row "
+        "(mean 0), then scales it (variance 1)."
+    ),
+    "ln_columns": (
+        "layer norm works on each token's row, across its d_model features (axis=-1, "
+        "keepdims=True), not down a column across the tokens."
+    ),
+    "ln_no_eps": (
+        "eps goes inside the square root: divide by sqrt(var + eps), so a row of equal "
+        "entries gives 0 instead of 0 / 0."
+    ),
+    "ln_scale_invariance": (
+        "layer norm divides each row by its own spread, so a row 10 times larger comes out "
+        "the same: the attention after it sees the same rows and gives the same weights."
+    ),
+    "residual_from_norm": (
+        "the residual adds the branch's result to the block's input X, not to LN(X): the "
+        "layer norm feeds only the branch."
+    ),
+    "post_norm": (
+        "this normalises after adding (post-norm, the original Transformer's layout); the "
+        "pre-norm block normalises only the branch's input: H = X + attention(LN_1(X))."
+    ),
+    "no_residual": (
+        "the residual is missing: each branch's result is added to its input, "
+        "H = X + attention(LN_1(X)) and Y = H + MLP(LN_2(H))."
+    ),
+    "params_times_heads": (
+        "the heads share out the columns of W_Q, W_K and W_V: the number of heads does not "
+        "change the parameter count."
+    ),
+    "params_no_vectors": (
+        "count the vectors too: b_1 (d_ff entries), b_2 (d_model) and each layer norm's "
+        "gamma and beta (d_model each)."
+    ),
+    "dw_transposed": (
+        "dW has the shape of W, (d_model, d_k): it is X^T dQ (row a: the tokens' input a "
+        "times their dQ rows), not dQ^T X."
+    ),
+    "dx_missing_path": (
+        "X made Q, K and V, so its gradient adds three paths: dX = dQ W_Q^T + dK W_K^T + dV W_V^T."
+    ),
+    "dw_zero_input": (
+        "dW_Q = X^T dQ, so row a of dW_Q is the sum over tokens of X[i, a] dQ[i]: when only "
+        "one token's row of dQ is non-zero, the rows where that token's input is 0 get no "
+        "gradient."
+    ),
+    "gradient_ascent": (
+        "the step went uphill: gradient descent subtracts the gradient, "
+        "W - learning_rate * dW, so the loss falls."
+    ),
+    "ce_sign": (
+        "the sign is flipped: the gradient of -log p_t with respect to the scores is "
+        "p - e_t, negative at the target (its score must rise) and positive elsewhere."
+    ),
+    "ce_weights_not_scores": (
+        "that is the gradient with respect to the weights (-1 / p_t at the target, 0 "
+        "elsewhere); through the softmax Jacobian it becomes the gradient with respect to "
+        "the scores, p - e_t."
+    ),
 }
