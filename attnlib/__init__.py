@@ -12,6 +12,7 @@ from .core import attention, attention_weights, project, qk_scores, scale_scores
 from .grad import attention_backward, softmax_jacobian
 from .heads import merge_heads, multi_head_attention, split_heads
 from .masks import additive_mask, causal_mask, padding_mask
+from .positions import sinusoidal_positions
 
 __all__ = [
     "additive_mask",
@@ -28,6 +29,7 @@ __all__ = [
     "project",
     "qk_scores",
     "scale_scores",
+    "sinusoidal_positions",
     "softmax",
     "softmax_jacobian",
     "split_heads",
