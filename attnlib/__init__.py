@@ -18,6 +18,7 @@ from .grad import (
 )
 from .heads import merge_heads, multi_head_attention, split_heads
 from .masks import additive_mask, causal_mask, padding_mask
+from .positions import sinusoidal_positions
 
 __all__ = [
     "additive_mask",
@@ -39,6 +40,7 @@ __all__ = [
     "qk_scores",
     "scale_scores",
     "self_attention_backward",
+    "sinusoidal_positions",
     "softmax",
     "softmax_jacobian",
     "split_heads",

@@ -178,6 +178,37 @@ MISTAKES = {
         "each block was normalised on its own: the softmax's denominator runs over all keys, "
         "so keep one running sum and divide by it once, at the end."
     ),
+    # ---- lessons 13 and 14: attention with no weights; order and positions ----
+    "row_sums_differ": (
+        "the scores are symmetric, but softmax divides row i by its own sum Z_i, so "
+        "Z_i a_ij = Z_j a_ji: the row with the smaller sum gives the larger weight, and the "
+        "two weights are equal only when the row sums are."
+    ),
+    "dropped_key_term": (
+        "softmax ignores only a term that is the same for every key of a row: -x^2 / "
+        "(2 sigma^2) is (it belongs to the query), but x_j^2 and x x_j change from key to key."
+    ),
+    "sin_cos_swapped": (
+        "sin and cos are swapped: position 0 must be (0, 1) in every pair, sin(0) in the even "
+        "columns and cos(0) in the odd ones."
+    ),
+    "pe_exponent": (
+        "the frequencies fall too slowly: pair i (columns 2i and 2i + 1) uses "
+        "w_i = 10000 ** (-2 i / d_model), with the column index 2i in the exponent, not i."
+    ),
+    "own_position_only": (
+        "a token's output blends the values of every token: when other words change places "
+        "they carry other encodings, so the blend changes even where the token's own place "
+        "does not."
+    ),
+    "positions_follow_words": (
+        "the encodings moved with the words: an encoding belongs to a place, so put the words "
+        "in sentence order first and then add PE[p] to the row in place p."
+    ),
+    "rotation_transposed": (
+        "that matrix turns each pair the other way and gives PE[p - k]: from "
+        "sin((p + k) w) = sin(p w) cos(k w) + cos(p w) sin(k w) the first row of a block is "
+        "[cos(k w), sin(k w)]."
     # ---- lessons 15 and 16: the transformer block, training an attention head ----
     "ln_unbiased": (
         "layer norm divides the squared distances from the mean by d_model, not d_model - 1: "

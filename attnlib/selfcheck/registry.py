@@ -29,6 +29,8 @@ LESSONS = (
     "10_multi_head_and_cross_attention",
     "11_gradients",
     "12_cost_and_memory",
+    "13_attention_without_weights",
+    "14_order_and_positions",
     "15_transformer_block",
     "16_training_an_attention_head",
 )
