@@ -16,7 +16,7 @@ from attnlib.core import attention_weights, project, qk_scores, scale_scores, so
 from attnlib.selfcheck import Feedback, check, hint, registry, solution
 from attnlib.selfcheck.exercise import Exercise
 from attnlib.selfcheck.run import call_cases
-from tests.checker_cases import ROOT, check_cells, naive_softmax, softmax_rows
+from tests.checker_cases import naive_softmax, softmax_rows
 
 Q, K, V = project(ex.X, ex.W_Q), project(ex.X, ex.W_K), project(ex.X, ex.W_V)
 S = qk_scores(Q, K)

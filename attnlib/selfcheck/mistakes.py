@@ -209,6 +209,7 @@ MISTAKES = {
         "that matrix turns each pair the other way and gives PE[p - k]: from "
         "sin((p + k) w) = sin(p w) cos(k w) + cos(p w) sin(k w) the first row of a block is "
         "[cos(k w), sin(k w)]."
+    ),
     # ---- lessons 15 and 16: the transformer block, training an attention head ----
     "ln_unbiased": (
         "layer norm divides the squared distances from the mean by d_model, not d_model - 1: "
