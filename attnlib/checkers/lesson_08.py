@@ -5,8 +5,8 @@ row of the Jacobian sums to 0, so the ones vector is in its null space),
 ``sqrt_predict_divide_by_d_k`` (predict then check: divide by d_k, not its root),
 ``sqrt_fix_scaled_twice`` (find the bug: queries scaled when made and the scores again),
 ``sqrt_jacobian_psd`` (prove it: v^T J v >= 0). Expected answers come from
-``attnlib.core`` and ``attnlib.grad``; the proofs' points are chosen here and the
-learner's expression is evaluated at them in the learner's kernel.
+``attnlib.core`` and sympy; the proofs' points are chosen here, and the learner's
+expression is evaluated at them in the learner's kernel.
 """
 
 import numpy as np

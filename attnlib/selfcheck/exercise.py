@@ -23,9 +23,9 @@ of pairs when one code has several forms). A proof exercise asks for a sympy exp
 name their symbols and ``cases`` are the points, chosen here, where the learner's kernel
 evaluates the answer (:func:`~attnlib.selfcheck.run.expression_function`); only the
 numbers reach the judge, which compares them as for a function. ``judge`` compares an
-answer that is data (see
-:mod:`attnlib.selfcheck.wire`), or the per-input records of a function answer (see
-:mod:`attnlib.selfcheck.run`); it never calls learner code and never raises.
+answer that is data (see :mod:`attnlib.selfcheck.wire`), or the per-input records of a
+function or proof answer (see :mod:`attnlib.selfcheck.run`); it never calls learner code
+and never raises.
 """
 
 import re
