@@ -17,8 +17,8 @@ import json
 
 import numpy as np
 import pytest
+import sympy as sp
 
-import attnlib
 from attnlib import example as ex
 from attnlib.checkers import lesson_09 as L9
 from attnlib.checkers import lesson_10 as L10
@@ -61,11 +61,6 @@ def scaled_by(divisor):
         return softmax_rows(Q @ K.T / divisor(X, Q, V)) @ V
 
     return f
-
-
-def scaled_scores_from_x(X, W_Q, W_K):
-    Q, K = X @ W_Q, X @ W_K
-    return Q @ K.T / np.sqrt(Q.shape[-1])
 
 
 def masked_attention(Q, K, V, mask):
@@ -128,47 +123,94 @@ def reference_update(m_old, l_old, block):
     return m_new, l_old * np.exp(m_old - m_new) + np.exp(block - m_new).sum()
 
 
-def blocked_attention(Q, K, V, block_size, rescale_l=True, rescale_a=True, inverted=False):
-    n_q, d_k = Q.shape
-    m = np.full((n_q, 1), -np.inf)
-    l_sum = np.zeros((n_q, 1))
-    a_sum = np.zeros((n_q, V.shape[1]))
-    for start in range(0, K.shape[0], block_size):
-        S_b = Q @ K[start : start + block_size].T / np.sqrt(d_k)
+def temperature_attention(Q, K, V, T):
+    return softmax_rows(Q @ K.T / np.sqrt(Q.shape[1]) / T) @ V
+
+
+# 08's proofs, in sympy as a learner writes them
+P_SYM = sp.Matrix(sp.symbols("p_1:4", positive=True))
+V_SYM = sp.Matrix(sp.symbols("v_1:4", real=True))
+J_SYM = sp.diag(*P_SYM) - P_SYM * P_SYM.T
+_MEAN = sum(p_i * v_i for p_i, v_i in zip(P_SYM, V_SYM, strict=True))
+VARIANCE_FORM = sum(p_i * (v_i - _MEAN) ** 2 for p_i, v_i in zip(P_SYM, V_SYM, strict=True))
+PAIRWISE_FORM = (
+    sum(P_SYM[i] * P_SYM[j] * (V_SYM[i] - V_SYM[j]) ** 2 for i in range(3) for j in range(3)) / 2
+)
+
+
+def bad_split(Z, n_heads):
+    return Z.reshape(n_heads, Z.shape[0], -1)
+
+
+def multi_query(X, W_Q, W_K, W_V, W_O, n_heads, split_fn=split, merge="right", root="d_k"):
+    Q, K, V = split_fn(X @ W_Q, n_heads), X @ W_K, X @ W_V
+    d = Q.shape[-1] if root == "d_k" else Q.shape[0] * Q.shape[-1]
+    heads = softmax_rows(Q @ K.T / np.sqrt(d)) @ V  # (n_heads, n, d_v)
+    if merge == "right":
+        return heads.transpose(1, 0, 2).reshape(X.shape[0], -1) @ W_O
+    return heads.reshape(X.shape[0], -1) @ W_O
+
+
+def masked_backward(Q, K, V, dOutput, mask, mistake=None):
+    d_k = Q.shape[-1]
+    if mistake == "mask_after_softmax":
+        A = softmax_rows(Q @ K.T / np.sqrt(d_k)) * mask
+    else:
+        A = softmax_rows(np.where(mask, Q @ K.T / np.sqrt(d_k), -np.inf))
+    dV = A.T @ dOutput
+    dA = dOutput @ V.T
+    dS = A * (dA - (A * dA).sum(axis=1, keepdims=True))
+    if mistake == "jacobian_missing_outer":
+        dS = A * dA
+    return dS @ K / np.sqrt(d_k), dS.T @ Q / np.sqrt(d_k), dV
+
+
+def causal_tiles(Q, K, V, block_size, mask_inside=True, rescale_a=True):
+    """Causal blocked attention in tiles of queries, skipping the key blocks above them."""
+    n, d_k = Q.shape
+    out = np.zeros((n, V.shape[1]))
+    for qs in range(0, n, block_size):
+        Q_b = Q[qs : qs + block_size]
+        i = np.arange(qs, qs + len(Q_b))[:, None]
+        m, l_sum, a_sum = np.full((len(Q_b), 1), -np.inf), 0.0, 0.0
+        for ks in range(0, qs + len(Q_b), block_size):
+            S_b = Q_b @ K[ks : ks + block_size].T / np.sqrt(d_k)
+            j = np.arange(ks, ks + S_b.shape[1])[None, :]
+            if mask_inside:
+                S_b = np.where(j <= i, S_b, -np.inf)
+            m_new = np.maximum(m, S_b.max(axis=1, keepdims=True))
+            P_b = np.exp(S_b - m_new)
+            l_sum = l_sum * np.exp(m - m_new) + P_b.sum(axis=1, keepdims=True)
+            a_sum = (a_sum * np.exp(m - m_new) if rescale_a else a_sum) + P_b @ V[
+                ks : ks + block_size
+            ]
+            m = m_new
+        out[qs : qs + len(Q_b)] = a_sum / l_sum
+    return out
+
+
+def causal_key_blocks(Q, K, V, block_size, mask=True, no_max=False):
+    """Every query at once over blocks of keys, masking each block (no tile is skipped)."""
+    i = np.arange(Q.shape[0])[:, None]
+    m, l_sum, a_sum = np.full((Q.shape[0], 1), -np.inf), 0.0, 0.0
+    for ks in range(0, K.shape[0], block_size):
+        S_b = Q @ K[ks : ks + block_size].T / np.sqrt(Q.shape[1])
+        j = np.arange(ks, ks + S_b.shape[1])[None, :]
+        if mask:
+            S_b = np.where(j <= i, S_b, -np.inf)
+        if no_max:  # exp of the raw scores: inf on large ones
+            l_sum, a_sum = (
+                l_sum + np.exp(S_b).sum(axis=1, keepdims=True),
+                a_sum + np.exp(S_b) @ V[ks : ks + block_size],
+            )
+            continue
         m_new = np.maximum(m, S_b.max(axis=1, keepdims=True))
+        old = np.where(np.isfinite(m), np.exp(m - m_new), 0.0)
         P_b = np.exp(S_b - m_new)
-        old_to_new = np.exp(m_new - m) if inverted else np.exp(m - m_new)
-        if inverted:
-            old_to_new = np.where(np.isfinite(m), old_to_new, 0.0)
-        l_sum = (l_sum * old_to_new if rescale_l else l_sum) + P_b.sum(axis=1, keepdims=True)
-        a_sum = (a_sum * old_to_new if rescale_a else a_sum) + P_b @ V[start : start + block_size]
+        l_sum = l_sum * old + P_b.sum(axis=1, keepdims=True)
+        a_sum = a_sum * old + P_b @ V[ks : ks + block_size]
         m = m_new
     return a_sum / l_sum
-
-
-def attnlib_blocked(Q, K, V, block_size):
-    return attnlib.blocked_attention(Q, K, V, block_size=block_size)
-
-
-def no_max(Q, K, V, block_size):
-    l_sum, a_sum = 0.0, 0.0
-    for s in range(0, K.shape[0], block_size):
-        P_b = np.exp(Q @ K[s : s + block_size].T / np.sqrt(Q.shape[1]))
-        l_sum, a_sum = l_sum + P_b.sum(axis=1, keepdims=True), a_sum + P_b @ V[s : s + block_size]
-    return a_sum / l_sum
-
-
-def unscaled(Q, K, V, block_size):
-    return blocked_attention(Q * np.sqrt(Q.shape[1]), K, V, block_size)
-
-
-def per_block(Q, K, V, block_size):
-    outs = []
-    for s in range(0, K.shape[0], block_size):
-        S_b = Q @ K[s : s + block_size].T / np.sqrt(Q.shape[1])
-        P_b = np.exp(S_b - S_b.max(axis=1, keepdims=True))
-        outs.append(P_b / P_b.sum(axis=1, keepdims=True) @ V[s : s + block_size])
-    return np.mean(outs, axis=0)
 
 
 # ---- RIGHT: answers that pass ----------------------------------------------------------------
@@ -191,6 +233,7 @@ RIGHT = [
     ("formula_shapes", ((3, 5), (3, 2))),
     ("formula_self_attention", self_attention),
     ("formula_predict_reorder", "same"),
+    ("formula_temperature", temperature_attention),
     # 04-07, rounded by hand, another spelling, a list
     ("scaling_birds_eat", 6.36),
     ("scaling_birds_eat", 9 / 1.41),  # by hand with the rounded root
@@ -206,10 +249,15 @@ RIGHT = [
     # 08
     ("sqrt_variance", (72, 2.25)),
     ("sqrt_variance", [72.0, 2.25]),
-    ("sqrt_scaled_from_x", scaled_scores_from_x),
-    ("sqrt_predict_saturation", "rises"),
-    ("sqrt_predict_saturation", " Rises "),
-    ("sqrt_fix_self_attention", self_attention),
+    ("sqrt_jacobian_row_sums", J_SYM * sp.ones(3, 1)),
+    ("sqrt_jacobian_row_sums", [sum(J_SYM.row(i)) for i in range(3)]),  # a list of sums
+    ("sqrt_jacobian_row_sums", sp.Matrix([p_i - p_i * sum(P_SYM) for p_i in P_SYM])),
+    ("sqrt_predict_divide_by_d_k", "falls"),
+    ("sqrt_predict_divide_by_d_k", " Falls "),
+    ("sqrt_fix_scaled_twice", self_attention),
+    ("sqrt_jacobian_psd", VARIANCE_FORM),
+    ("sqrt_jacobian_psd", PAIRWISE_FORM),  # another sum of squares
+    ("sqrt_jacobian_psd", sp.expand(VARIANCE_FORM)),  # expanded: still >= 0 where p >= 0
     # 09
     ("mask_causal", [[1, 0, 0, 0], [1, 1, 0, 0], [1, 1, 1, 0], [1, 1, 1, 1]]),
     ("mask_causal", np.tril(np.ones((4, 4), dtype=bool))),
@@ -217,22 +265,23 @@ RIGHT = [
     ("mask_weights", np.round(L9.WEIGHTS_CAUSAL, 3)),
     ("mask_fix_attention", masked_attention),
     ("mask_fix_attention", masked_attention_big_negative),
-    ("mask_predict_empty_row", "nan"),
+    ("mask_predict_finite_fill", "uniform"),
+    ("mask_kv_cache", [[1, 1, 1, 1, 0], [1, 1, 1, 1, 1]]),
+    ("mask_kv_cache", np.arange(5)[None, :] <= np.arange(2)[:, None] + 3),
     # 10
     ("heads_by_hand", [[3, 4], [9, 10]]),
     ("heads_by_hand", np.array([[3.0, 4.0], [9.0, 10.0]])),
-    ("heads_split", split),
+    ("heads_multi_query", multi_query),
     ("heads_cross_shape", (4, 6, 9)),
     ("heads_cross_shape", [4, 6, 9]),
     ("heads_fix_merge", multi_head),
     # 11
     ("grad_jacobian_by_hand", J_HAND),
     ("grad_jacobian_by_hand", np.round(J_HAND, 4)),  # rounded by hand
-    ("grad_softmax_jacobian", lambda p: np.diag(p) - np.outer(p, p)),
-    ("grad_predict_saturation", "shrinks"),
-    ("grad_predict_saturation", " Shrinks "),
+    ("grad_predict_tied", "stays"),
     ("grad_fix_backward", backward),
     ("grad_fix_backward", L11._variant(None)),
+    ("grad_masked_backward", masked_backward),
     # 12
     ("cost_matrix_mib", 4096 * 4096 * 8 / 2**20),
     ("cost_matrix_mib", 128),
@@ -240,8 +289,8 @@ RIGHT = [
     ("online_rescale", reference_update(L12.M_OLD, L12.L_OLD, L12.BLOCK_2)),
     ("online_rescale", (3, np.exp(ROW_12 - 3).sum())),
     ("online_rescale", (3, 1.585)),  # rounded by hand
-    ("blocked_fix", blocked_attention),
-    ("blocked_fix", attnlib_blocked),
+    ("blocked_causal", causal_tiles),
+    ("blocked_causal", causal_key_blocks),  # every query at once: slower, also right
 ]
 
 # ---- WRONG: answers wrong in a way the exercise names -----------------------------------------
@@ -319,17 +368,36 @@ WRONG = [
     ),
     ("formula_predict_reorder", "rows reordered", "order_matters"),
     ("formula_predict_reorder", "different", "order_matters"),
+    (
+        "formula_temperature",
+        lambda Q, K, V, T: softmax_rows(Q @ K.T / np.sqrt(Q.shape[1]) * T) @ V,
+        "temperature_inverted",
+    ),
+    ("formula_temperature", lambda Q, K, V, T: softmax_rows(Q @ K.T / T) @ V, "unscaled"),
     # 08
     ("sqrt_variance", (48, 1.5), "spread_not_squared"),
     ("sqrt_variance", (72, 72 / np.sqrt(32)), "variance_divided_by_root"),
     ("sqrt_variance", (72, 72), "unscaled"),
-    ("sqrt_scaled_from_x", lambda X, a, b: (X @ a) @ (X @ b).T / np.sqrt(X.shape[1]), "wrong_d"),
-    ("sqrt_scaled_from_x", lambda X, a, b: (X @ a) @ (X @ b).T, "unscaled"),
-    ("sqrt_scaled_from_x", lambda X, a, b: scaled_scores_from_x(X, a, b).T, "transposed"),
-    ("sqrt_predict_saturation", "stays", "saturation"),
-    ("sqrt_predict_saturation", "falls", "saturation"),
-    ("sqrt_fix_self_attention", scaled_by(lambda X, Q, V: np.sqrt(X.shape[1])), "wrong_d"),
-    ("sqrt_fix_self_attention", scaled_by(lambda X, Q, V: 1), "unscaled"),
+    ("sqrt_jacobian_row_sums", sp.diag(*P_SYM) * sp.ones(3, 1), "jacobian_missing_outer"),
+    ("sqrt_jacobian_row_sums", sp.zeros(3, 1), "proof_assumed_result"),
+    ("sqrt_jacobian_row_sums", [0, 0, 0], "proof_assumed_result"),
+    (
+        "sqrt_jacobian_row_sums",
+        (J_SYM * sp.ones(3, 1)).subs(P_SYM[2], 1 - P_SYM[0] - P_SYM[1]),
+        "proof_assumed_result",
+    ),
+    ("sqrt_predict_divide_by_d_k", "rises", "over_scaled"),
+    ("sqrt_predict_divide_by_d_k", "stays", "over_scaled"),
+    ("sqrt_fix_scaled_twice", scaled_by(lambda X, Q, V: Q.shape[1]), "divided_by_d_k"),
+    ("sqrt_fix_scaled_twice", scaled_by(lambda X, Q, V: np.sqrt(X.shape[1])), "wrong_d"),
+    ("sqrt_fix_scaled_twice", scaled_by(lambda X, Q, V: 1), "unscaled"),
+    ("sqrt_jacobian_psd", (V_SYM.T * J_SYM * V_SYM)[0], "psd_not_sum_of_squares"),
+    ("sqrt_jacobian_psd", sp.expand((V_SYM.T * J_SYM * V_SYM)[0]), "psd_not_sum_of_squares"),
+    (
+        "sqrt_jacobian_psd",
+        sum(p_i * (v_i - sum(V_SYM) / 3) ** 2 for p_i, v_i in zip(P_SYM, V_SYM, strict=True)),
+        "psd_unweighted_mean",
+    ),
     # 09
     ("mask_causal", np.triu(np.ones((4, 4))), "causal_sees_future"),
     ("mask_causal", np.tril(np.ones((4, 4)), k=-1), "causal_excludes_self"),
@@ -345,17 +413,16 @@ WRONG = [
         "mask_after_softmax",
     ),
     ("mask_fix_attention", lambda Q, K, V, m: masked_attention(Q, K, V, ~m), "inverted_mask"),
-    ("mask_predict_empty_row", "zeros", "empty_row"),
-    ("mask_predict_empty_row", "uniform", "empty_row"),
+    ("mask_predict_finite_fill", "nan", "finite_fill"),
+    ("mask_predict_finite_fill", "zeros", "finite_fill"),
+    ("mask_kv_cache", [[1, 0, 0, 0, 0], [1, 1, 0, 0, 0]], "top_left_with_cache"),
+    ("mask_kv_cache", [[0, 0, 0, 0, 1], [0, 0, 0, 0, 0]], "inverted_mask"),
     # 10
     ("heads_by_hand", [[5, 6], [7, 8]], "reshape_no_transpose"),
     ("heads_by_hand", [[2, 5], [8, 11]], "heads_interleaved"),
-    ("heads_split", lambda X, h: X.reshape(h, X.shape[0], -1), "reshape_no_transpose"),
-    (
-        "heads_split",
-        lambda X, h: X.reshape(X.shape[0], -1, h).transpose(2, 0, 1),
-        "heads_interleaved",
-    ),
+    ("heads_multi_query", lambda *a: multi_query(*a, split_fn=bad_split), "reshape_no_transpose"),
+    ("heads_multi_query", lambda *a: multi_query(*a, merge="reshape only"), "merge_no_transpose"),
+    ("heads_multi_query", lambda *a: multi_query(*a, root="all heads"), "wrong_d"),
     ("heads_cross_shape", (4, 9, 6), "transposed"),
     ("heads_cross_shape", (4, 6, 6), "cross_keys_from_queries"),
     ("heads_fix_merge", lambda *a: multi_head(*a, merge="reshape only"), "merge_no_transpose"),
@@ -366,10 +433,19 @@ WRONG = [
     # 11
     ("grad_jacobian_by_hand", np.diag([0.5, 0.25, 0.25]), "jacobian_missing_outer"),
     ("grad_jacobian_by_hand", -np.array(J_HAND), "jacobian_sign"),
-    ("grad_softmax_jacobian", np.diag, "jacobian_missing_outer"),
-    ("grad_softmax_jacobian", lambda p: np.outer(p, p) - np.diag(p), "jacobian_sign"),
-    ("grad_predict_saturation", "grows", "saturated_gradients"),
-    ("grad_predict_saturation", "unchanged", "saturated_gradients"),
+    ("grad_predict_tied", "vanishes", "tied_scores_keep_gradient"),
+    ("grad_predict_tied", "grows", "tied_scores_keep_gradient"),
+    ("grad_masked_backward", lambda Q, K, V, G, m: backward(Q, K, V, G), "mask_ignored"),
+    (
+        "grad_masked_backward",
+        lambda *a: masked_backward(*a, mistake="mask_after_softmax"),
+        "mask_after_softmax",
+    ),
+    (
+        "grad_masked_backward",
+        lambda *a: masked_backward(*a, mistake="jacobian_missing_outer"),
+        "jacobian_missing_outer",
+    ),
     *[
         ("grad_fix_backward", lambda Q, K, V, G, m=mistake: backward(Q, K, V, G, m), mistake)
         for mistake in ("jacobian_missing_outer", "softmax_skipped", "backward_unscaled", "wrong_d")
@@ -386,24 +462,10 @@ WRONG = [
         (3.0, L12.L_OLD * np.exp(3 - L12.M_OLD) + np.exp(L12.BLOCK_2 - 3).sum()),
         "rescale_inverted",
     ),
-    (
-        "blocked_fix",
-        lambda Q, K, V, b: blocked_attention(Q, K, V, b, rescale_a=False),
-        "values_not_rescaled",
-    ),
-    (
-        "blocked_fix",
-        lambda Q, K, V, b: blocked_attention(Q, K, V, b, rescale_l=False, rescale_a=False),
-        "no_rescale",
-    ),
-    (
-        "blocked_fix",
-        lambda Q, K, V, b: blocked_attention(Q, K, V, b, inverted=True),
-        "rescale_inverted",
-    ),
-    ("blocked_fix", per_block, "per_block_softmax"),
-    ("blocked_fix", unscaled, "unscaled"),
-    ("blocked_fix", no_max, "overflow"),
+    ("blocked_causal", lambda *a: causal_tiles(*a, mask_inside=False), "diagonal_block_unmasked"),
+    ("blocked_causal", lambda *a: causal_tiles(*a, rescale_a=False), "values_not_rescaled"),
+    ("blocked_causal", lambda *a: causal_key_blocks(*a, mask=False), "mask_ignored"),
+    ("blocked_causal", lambda *a: causal_key_blocks(*a, no_max=True), "overflow"),
 ]
 
 
@@ -428,7 +490,7 @@ OTHER = [
     # an option that is not one, or another wrong option
     ("scaling_predict", "bigger", "wrong", "not one of the options: 'larger', 'smaller'"),
     ("softmax_predict_shift", 3, "wrong", "not one of the options"),
-    ("mask_predict_empty_row", "infinity", "wrong", "'nan', 'zeros', 'uniform'"),
+    ("mask_predict_finite_fill", "infinity", "wrong", "'nan', 'zeros', 'uniform'"),
     ("heads_cross_shape", (6, 9), "wrong", "is not it"),
     ("heads_cross_shape", (1, 2, 3), "wrong", "not one of the options"),
     # answers of the wrong kind
@@ -440,18 +502,20 @@ OTHER = [
     ("formula_shapes", ("3, 5", (3, 2)), "wrong", "a tuple of whole numbers"),
     ("formula_shapes", ((3.5, 5), (3, 2)), "wrong", "a tuple of whole numbers"),
     ("scaling_fix", np.ones((3, 3)), "wrong", "expected a function"),
-    ("blocked_fix", 3.0, "wrong", "expected a function"),
+    ("blocked_causal", 3.0, "wrong", "expected a function"),
+    ("sqrt_jacobian_row_sums", 3 * P_SYM, "wrong", "your expression's result: entry [0]"),
     # functions that raise, return the wrong thing or compute something else
     ("scaling_fix", lambda Q, K: 1 / 0, "error", "raised ZeroDivisionError"),
-    ("heads_split", lambda X, h: 1 / 0, "error", "ZeroDivisionError"),
-    ("blocked_fix", lambda Q, K, V, b: 1 / 0, "error", "ZeroDivisionError"),
+    ("heads_multi_query", lambda *a: 1 / 0, "error", "ZeroDivisionError"),
+    ("blocked_causal", lambda Q, K, V, b: 1 / 0, "error", "ZeroDivisionError"),
+    ("sqrt_jacobian_row_sums", "p_1 * (1 - p_1)", "error", "a string is not an expression"),
+    ("sqrt_jacobian_psd", sp.Symbol("x") * P_SYM[0], "error", "uses x; it may only use p_1"),
     ("mask_fix_attention", raises, "error", "RuntimeError: oops"),
     ("formula_self_attention", lambda X: X, "error", "raised TypeError"),
     ("softmax_fix_axis", lambda S, d_k: None, "wrong", "returned None"),
     ("blend_fix", lambda A, V: (A @ V, A), "wrong", "returned a tuple of 2"),
-    ("blocked_fix", lambda Q, K, V, b: "output", "wrong", "is a str"),
-    ("heads_split", lambda X, h: X, "wrong", "has shape"),
-    ("grad_softmax_jacobian", lambda p: -np.outer(p, p), "wrong", "result: entry"),
+    ("blocked_causal", lambda Q, K, V, b: "output", "wrong", "is a str"),
+    ("heads_multi_query", lambda X, *a: X, "wrong", "has shape"),
     ("grad_fix_backward", lambda Q, K, V, G: backward(Q, K, V, G)[::-1], "wrong", "dQ"),
     ("grad_fix_backward", lambda Q, K, V, G: backward(Q, K, V, G)[0], "wrong", "a tuple of 3"),
 ]
@@ -498,7 +562,8 @@ def notebook_function(lesson, name):
         ("04_scaling", "scaled_scores_broken", "scaling_fix", "counted_tokens"),
         ("05_softmax", "weights_from_scores_broken", "softmax_fix_axis", "wrong_axis"),
         ("06_blending_values", "blend_broken", "blend_fix", "transposed"),
-        ("07_the_whole_formula", "broken_attention", "attention", "wrong_d"),
+        ("07_the_whole_formula", "broken_attention", "attention", "wrong_axis"),
+        ("08_why_sqrt_dk", "self_attention_broken", "sqrt_fix_scaled_twice", "divided_by_d_k"),
     ],
 )
 def test_each_broken_function_of_the_notebooks_is_named(lesson, name, exercise_id, code):
@@ -514,24 +579,13 @@ def test_each_broken_function_of_the_notebooks_is_named(lesson, name, exercise_i
         ("05_softmax", "weights_from_scores", "softmax_fix_axis"),
         ("06_blending_values", "blend", "blend_fix"),
         ("07_the_whole_formula", "attention", "attention"),
+        ("07_the_whole_formula", "attention_with_temperature", "formula_temperature"),
+        ("08_why_sqrt_dk", "self_attention", "sqrt_fix_scaled_twice"),
+        ("12_cost_and_memory", "causal_blocked_attention", "blocked_causal"),
     ],
 )
 def test_each_repaired_function_of_the_notebooks_passes(lesson, name, exercise_id):
     assert verdict(exercise_id, notebook_function(lesson, name)).passed
-
-
-def test_lesson_07_broken_attention_shows_its_second_bug_once_the_first_is_fixed():
-    def root_fixed(Q, K, V):  # the learner repaired the root but not the overflow
-        e = np.exp(Q @ K.T / np.sqrt(Q.shape[-1]))
-        return e / e.sum(axis=-1, keepdims=True) @ V
-
-    def max_fixed(Q, K, V):  # the learner repaired the overflow but not the root
-        S = Q @ K.T / np.sqrt(V.shape[-1])
-        return softmax_rows(S) @ V
-
-    assert verdict("attention", root_fixed).mistake == "overflow"
-    assert verdict("attention", max_fixed).mistake == "wrong_d"
-    assert verdict("attention", attention).passed
 
 
 def test_required_ids_accept_the_answers_of_these_notebooks():
@@ -558,15 +612,10 @@ def test_mask_fix_attention_names_overflow_of_a_naive_exp():
 
 
 def test_the_broken_functions_of_the_notebooks_are_named():
-    def broken_self_attention(X, W_Q, W_K, W_V):  # as in solutions/08_why_sqrt_dk.ipynb
-        Q, K, V = X @ W_Q, X @ W_K, X @ W_V
-        return softmax_rows(Q @ K.T / np.sqrt(X.shape[1])) @ V
-
     def broken_masked_attention(Q, K, V, mask):  # as in solutions/09_masking.ipynb
         A = softmax_rows(Q @ K.T / np.sqrt(K.shape[-1]))
         return (A * mask) @ V
 
-    assert verdict("sqrt_fix_self_attention", broken_self_attention).mistake == "wrong_d"
     assert verdict("mask_fix_attention", broken_masked_attention).mistake == "mask_after_softmax"
 
 

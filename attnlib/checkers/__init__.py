@@ -97,7 +97,7 @@ def self_attention_with(
 
 
 # The slips of the scale and softmax steps, in the order check_function tries them: both
-# formula_self_attention (lesson 07) and sqrt_fix_self_attention (lesson 08) name them.
+# formula_self_attention (lesson 07) and sqrt_fix_scaled_twice (lesson 08) name them.
 SCALE_SOFTMAX_MISTAKES = [
     ("wrong_d", self_attention_with(divisor="d_model")),
     ("wrong_d", self_attention_with(divisor="d_v")),

@@ -3,17 +3,19 @@
 Ids: ``formula_shapes`` (predict the shapes of the weights and the output),
 ``formula_self_attention`` (write self-attention from the tokens and the three weight
 matrices), ``formula_predict_reorder`` (predict, then check: reorder the keys and values
-together). The required ``attention`` (the repaired broken attention) lives in formula.py.
+together), ``formula_temperature`` (transfer: attention with a temperature). The required
+``attention`` (the repaired broken attention, whose one bug is a softmax down the columns)
+lives in formula.py.
 Expected answers come from ``attnlib.core``.
 """
 
 import numpy as np
 
 from .. import example as ex
-from ..core import attention_weights
+from ..core import attention_weights, qk_scores, scale_scores, softmax
 from ..selfcheck.exercise import Exercise
 from ..selfcheck.judge import passed, wrong
-from . import SCALE_SOFTMAX_MISTAKES, formula, self_attention, self_attention_with
+from . import SCALE_SOFTMAX_MISTAKES, formula, naive_softmax, self_attention, self_attention_with
 
 # ---- formula_shapes: (weights_shape, output_shape) for n_q=3, n_k=5, d_k=4, d_v=2 ----------
 N_Q, N_K, D_K, D_V = 3, 5, 4, 2
@@ -132,10 +134,65 @@ FORMULA_PREDICT_REORDER = Exercise(
 )
 
 
+# ---- formula_temperature: softmax(Q K^T / (sqrt(d_k) T)) V ----------------------------------
+def attention_at_temperature(Q, K, V, T):
+    """The reference: the scaled scores divided by the temperature T, then softmax and blend."""
+    S_scaled = scale_scores(qk_scores(Q, K), Q.shape[-1])  # (n_q, n_k)
+    return softmax(S_scaled / T) @ V  # (n_q, n_k) @ (n_k, d_v) -> (n_q, d_v)
+
+
+def _at_temperature(weights_of):
+    def variant(Q, K, V, T):
+        return weights_of(Q @ K.T, np.sqrt(Q.shape[-1]), T) @ V
+
+    return variant
+
+
+_r = np.random.default_rng(70)
+_Q34, _K54, _V52 = (_r.normal(size=s) for s in ((3, 4), (5, 4), (5, 2)))
+TEMPERATURE_CASES = [
+    (_Q34, _K54, _V52, 0.5),  # sharper than the formula
+    (_Q34, _K54, _V52, 3.0),  # flatter
+    (ex.Q, ex.K, ex.V, 2.0),  # the worked example
+    (_Q34 * 30, _K54 * 30, _V52, 0.25),  # scores around 1e3, sharpened: exp must not overflow
+]
+TEMPERATURE_MISTAKES = [
+    ("temperature_inverted", _at_temperature(lambda S, root, T: softmax(S / root * T))),
+    ("unscaled", _at_temperature(lambda S, root, T: softmax(S / T))),
+    ("wrong_axis", _at_temperature(lambda S, root, T: softmax(S / root / T, axis=0))),
+    ("overflow", _at_temperature(lambda S, root, T: naive_softmax(S / root / T))),
+]
+
+
+FORMULA_TEMPERATURE = Exercise(
+    id="formula_temperature",
+    lesson="07_the_whole_formula",
+    kind="function",
+    answer="attention_with_temperature",
+    hints=[
+        "The temperature acts where the playground's multiplier acts: on the scaled scores, "
+        "just before softmax.",
+        "Divide by T: T = 2 halves every gap between scores, so the weights get flatter.",
+        "A = softmax(Q @ K.T / np.sqrt(d_k) / T) with the row max subtracted; return A @ V.",
+    ],
+    solution="def attention_with_temperature(Q, K, V, T):\n"
+    "    S_scaled = Q @ K.T / np.sqrt(Q.shape[-1])  # (n_q, n_k)\n"
+    "    Z = S_scaled / T  # the temperature divides the scaled scores\n"
+    "    Z = Z - Z.max(axis=-1, keepdims=True)  # after dividing: a small T makes big scores\n"
+    "    A = np.exp(Z) / np.exp(Z).sum(axis=-1, keepdims=True)\n"
+    "    return A @ V  # (n_q, d_v)",
+    cases=TEMPERATURE_CASES,
+    reference=attention_at_temperature,
+    mistakes=TEMPERATURE_MISTAKES,
+    arg_names=("Q", "K", "V", "T"),
+)
+
+
 # the exercises in the order of the notebook's check cells
 EXERCISES = (
     FORMULA_SHAPES,
     formula.ATTENTION,
     FORMULA_SELF_ATTENTION,
     FORMULA_PREDICT_REORDER,
+    FORMULA_TEMPERATURE,
 )

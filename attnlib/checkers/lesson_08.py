@@ -1,14 +1,21 @@
-"""Checkers for lesson 08, why sqrt(d_k): the variance of a score, the right d, saturation.
+"""Checkers for lesson 08, why sqrt(d_k): the variance of a score and the softmax Jacobian.
 
-Ids: ``sqrt_variance`` (by hand), ``sqrt_scaled_from_x`` (write a function),
-``sqrt_predict_saturation`` (predict then check), ``sqrt_fix_self_attention``
-(find the bug). Expected answers come from ``attnlib.core``.
+Ids: ``sqrt_variance`` (by hand), ``sqrt_jacobian_row_sums`` (prove it with sympy: every
+row of the Jacobian sums to 0, so the ones vector is in its null space),
+``sqrt_predict_divide_by_d_k`` (predict then check: divide by d_k, not its root),
+``sqrt_fix_scaled_twice`` (find the bug: queries scaled when made and the scores again),
+``sqrt_jacobian_psd`` (prove it: v^T J v >= 0). Expected answers come from
+``attnlib.core`` and sympy; the proofs' points are chosen here, and the learner's
+expression is evaluated at them in the learner's kernel.
 """
 
 import numpy as np
+import sympy as sp
 
-from ..core import project, qk_scores, scale_scores
+from ..core import softmax
 from ..selfcheck.exercise import Exercise
+from ..selfcheck.judge import check_expression, check_function, passed, wrong
+from ..selfcheck.run import expression_function
 from . import SCALE_SOFTMAX_MISTAKES, self_attention
 
 # ---- sqrt_variance: Var(q.k) and Var(q.k / sqrt(d_k)) by hand ------------------------------
@@ -44,7 +51,78 @@ SQRT_VARIANCE = Exercise(
 )
 
 
-# ---- sqrt_scaled_from_x: scaled scores from X and the weights, d_model != d_k ---------------
+# ---- sqrt_jacobian_row_sums: J 1 with the weights left free, then use sum p = 1 ----------
+P_NAMES = ("p_1", "p_2", "p_3")
+_p = sp.Matrix(sp.symbols(P_NAMES, positive=True))  # (3, 1), free: they need not sum to 1
+_J = sp.diag(*_p) - _p * _p.T  # diag(p) - p p^T, (3, 3)
+ROW_SUMS = _J * sp.ones(3, 1)  # (3, 1): row i sums to p_i (1 - (p_1 + p_2 + p_3))
+ROW_SUM_POINTS = [  # mostly off the simplex, where a sum that is already 0 shows
+    (0.2, 0.3, 0.1),
+    (1.0, 2.0, 3.0),
+    (0.5, 0.25, 0.25),  # on it: every row sums to 0
+    (2.0, 0.5, 1.5),
+]
+
+
+SQRT_JACOBIAN_ROW_SUMS = Exercise(
+    id="sqrt_jacobian_row_sums",
+    lesson="08_why_sqrt_dk",
+    kind="proof",
+    answer="row_sums",
+    hints=[
+        "The sums of the rows of a matrix J are the entries of J times a column of ones.",
+        "Build J = sp.diag(*p) - p * p.T from the free symbols, then multiply by sp.ones(3, 1).",
+        "row_sums = (sp.diag(*p) - p * p.T) * sp.ones(3, 1); sp.factor shows p_i (1 - sum p).",
+    ],
+    solution=(
+        "J = sp.diag(*p) - p * p.T  # (3, 3), p_1, p_2, p_3 still free\n"
+        "row_sums = (J * sp.ones(3, 1)).applyfunc(sp.factor)  # row i: p_i (1 - p_1 - p_2 - p_3)"
+    ),
+    expected=ROW_SUMS,
+    mistakes={
+        "jacobian_missing_outer": _p,  # the rows of diag(p) alone
+        "jacobian_sign": -ROW_SUMS,
+        "proof_assumed_result": sp.zeros(3, 1),
+    },
+    cases=ROW_SUM_POINTS,
+    arg_names=P_NAMES,
+)
+
+
+# ---- sqrt_predict_divide_by_d_k: the largest weight when the scores are divided by d_k ----
+DIVIDE_OPTIONS = ("rises", "stays", "falls")
+
+
+def largest_weight(d_k, divisor, rng, draws=500, n_k=16):
+    """Median largest of ``n_k`` weights of ``softmax(q . k / divisor(d_k))``, unit entries."""
+    q = rng.standard_normal((draws, 1, d_k))
+    keys = rng.standard_normal((draws, n_k, d_k))
+    scores = (q @ np.swapaxes(keys, -1, -2))[:, 0, :] / divisor(d_k)  # (draws, n_k)
+    return float(np.median(softmax(scores).max(axis=-1)))
+
+
+_rng = np.random.default_rng(8)
+_FIRST, _LAST = (largest_weight(d, float, _rng) for d in (2, 512))  # divided by d_k itself
+DIVIDE_ANSWER = "falls" if _LAST < 0.8 * _FIRST else "rises" if _LAST > 1.2 * _FIRST else "stays"
+
+
+SQRT_PREDICT_DIVIDE_BY_D_K = Exercise(
+    id="sqrt_predict_divide_by_d_k",
+    lesson="08_why_sqrt_dk",
+    kind="choice",
+    answer="prediction",
+    hints=[
+        "Var(q . k) = d_k for unit entries. What is Var(q . k / d_k)?",
+        "Var(x / c) = Var(x) / c^2: dividing by d_k leaves variance 1 / d_k, which shrinks.",
+    ],
+    solution=f"prediction = {DIVIDE_ANSWER!r}  # the scores bunch up, the weights go to 1/16",
+    expected=DIVIDE_ANSWER,
+    options=DIVIDE_OPTIONS,
+    mistakes={o: "over_scaled" for o in DIVIDE_OPTIONS if o != DIVIDE_ANSWER},
+)
+
+
+# ---- sqrt_fix_scaled_twice: the queries are divided when they are made, and S again -------
 _rng = np.random.default_rng(8)
 _X56 = _rng.normal(size=(5, 6))  # n = 5 tokens, d_model = 6
 _WQ64, _WK64 = _rng.normal(size=(6, 4)), _rng.normal(size=(6, 4))  # d_k = 4
@@ -53,75 +131,6 @@ _X38 = _rng.normal(size=(3, 8))  # d_model = 8
 _WQ82, _WK82, _WV85 = (_rng.normal(size=s) for s in [(8, 2), (8, 2), (8, 5)])  # d_k 2, d_v 5
 _XBIG = 30 + _rng.normal(size=(4, 6))  # with positive weights below: scaled scores ~ 1e4
 _WQBIG, _WKBIG = np.abs(_WQ64), np.abs(_WK64)  # so a naive softmax overflows
-
-
-def _scaled_from_x(X, W_Q, W_K):
-    Q, K = project(X, W_Q), project(X, W_K)  # (n, d_k) each
-    return scale_scores(qk_scores(Q, K), Q.shape[-1])
-
-
-def _scaled_with(divisor):
-    """A variant that divides X W_Q (X W_K)^T by divisor(X, Q)."""
-
-    def variant(X, W_Q, W_K):
-        Q, K = X @ W_Q, X @ W_K
-        return Q @ K.T / divisor(X, Q)
-
-    return variant
-
-
-SCALED_FROM_X_CASES = [(_X56, _WQ64, _WK64), (_X38, _WQ82, _WK82), (_XBIG, _WQBIG, _WKBIG)]
-SCALED_FROM_X_MISTAKES = [
-    ("wrong_d", _scaled_with(lambda X, Q: np.sqrt(X.shape[-1]))),
-    ("unscaled", _scaled_with(lambda X, Q: 1.0)),
-    ("divided_by_d_k", _scaled_with(lambda X, Q: Q.shape[-1])),
-    ("multiplied", _scaled_with(lambda X, Q: 1 / np.sqrt(Q.shape[-1]))),
-    ("transposed", lambda X, W_Q, W_K: _scaled_from_x(X, W_Q, W_K).T),
-]
-
-
-SQRT_SCALED_FROM_X = Exercise(
-    id="sqrt_scaled_from_x",
-    lesson="08_why_sqrt_dk",
-    kind="function",
-    answer="scaled_scores_from_x",
-    hints=[
-        "Project first: Q = X @ W_Q and K = X @ W_K.",
-        "d_k is the width of a query: Q.shape[-1] (or W_Q.shape[1]), not X.shape[-1].",
-        "return Q @ K.T / np.sqrt(Q.shape[-1])",
-    ],
-    solution="def scaled_scores_from_x(X, W_Q, W_K):\n"
-    "    Q, K = X @ W_Q, X @ W_K  # (n, d_k) each\n"
-    "    d_k = Q.shape[-1]  # the width of a query, not of a token\n"
-    "    return Q @ K.T / np.sqrt(d_k)",
-    cases=SCALED_FROM_X_CASES,
-    reference=_scaled_from_x,
-    mistakes=SCALED_FROM_X_MISTAKES,
-    arg_names=("X", "W_Q", "W_K"),
-)
-
-
-# ---- sqrt_predict_saturation: what happens to the largest weight without scaling -----------
-SATURATION_OPTIONS = ("rises", "stays", "falls")
-
-
-SQRT_PREDICT_SATURATION = Exercise(
-    id="sqrt_predict_saturation",
-    lesson="08_why_sqrt_dk",
-    kind="choice",
-    answer="prediction",
-    hints=[
-        "Var(q.k) = d_k for unit entries: the scores spread further apart as d_k grows.",
-        "softmax turns a gap g between two scores into a ratio e^g between their weights.",
-    ],
-    solution="prediction = 'rises'  # toward 1: the softmax saturates",
-    expected="rises",
-    options=SATURATION_OPTIONS,
-    mistakes={"stays": "saturation", "falls": "saturation"},
-)
-
-
-# ---- sqrt_fix_self_attention: the bug is sqrt(d_model) ------------------------------------
 SELF_ATTENTION_CASES = [
     (_X56, _WQ64, _WK64, _WV63),  # d_model 6, d_k 4, d_v 3
     (_X38, _WQ82, _WK82, _WV85),  # d_model 8, d_k 2, d_v 5
@@ -130,19 +139,19 @@ SELF_ATTENTION_CASES = [
 SELF_ATTENTION_MISTAKES = SCALE_SOFTMAX_MISTAKES  # lesson 07 names the same slips
 
 
-SQRT_FIX_SELF_ATTENTION = Exercise(
-    id="sqrt_fix_self_attention",
+SQRT_FIX_SCALED_TWICE = Exercise(
+    id="sqrt_fix_scaled_twice",
     lesson="08_why_sqrt_dk",
     kind="function",
     answer="self_attention",
     hints=[
-        "Print X.shape, Q.shape and V.shape inside the function: which width is d_k?",
-        "The broken line divides by np.sqrt(X.shape[1]), the width of a token (d_model).",
-        "Divide by np.sqrt(Q.shape[-1]) instead; everything else is right.",
+        "Follow one score q . k through the function: what is it divided by, in total?",
+        "Q is divided by sqrt(d_k) when it is made, and Q K^T by sqrt(d_k) again: d_k in all.",
+        "Keep one of the two divisions: Q = X @ W_Q, and S = Q @ K.T / np.sqrt(Q.shape[-1]).",
     ],
     solution="def self_attention(X, W_Q, W_K, W_V):\n"
-    "    Q, K, V = X @ W_Q, X @ W_K, X @ W_V\n"
-    "    S = Q @ K.T / np.sqrt(Q.shape[-1])  # d_k, the width of Q and K\n"
+    "    Q, K, V = X @ W_Q, X @ W_K, X @ W_V  # no division here\n"
+    "    S = Q @ K.T / np.sqrt(Q.shape[-1])  # divided once, by sqrt(d_k)\n"
     "    S = S - S.max(axis=-1, keepdims=True)\n"
     "    A = np.exp(S) / np.exp(S).sum(axis=-1, keepdims=True)\n"
     "    return A @ V",
@@ -153,10 +162,80 @@ SQRT_FIX_SELF_ATTENTION = Exercise(
 )
 
 
+# ---- sqrt_jacobian_psd: v^T J v as a sum of squares with weights p ------------------------
+PSD_NAMES = ("p_1", "p_2", "p_3", "v_1", "v_2", "v_3")
+_v = sp.Matrix(sp.symbols(PSD_NAMES[3:], real=True))  # (3, 1)
+_m = (_p.T * _v)[0]  # the p-weighted mean of v's entries
+QUADRATIC = (_v.T * _J * _v)[0]  # v^T J v, equal to the sum below when p sums to 1
+VARIANCE_FORM = sum(p_i * (v_i - _m) ** 2 for p_i, v_i in zip(_p, _v, strict=True))
+_ON = [  # p sums to 1 (weights a softmax could give), v anything
+    (0.5, 0.3, 0.2, 1.5, -0.5, 2.0),
+    (0.1, 0.6, 0.3, -1.2, 0.4, 0.9),
+    (0.25, 0.25, 0.5, 3.0, 1.0, -2.0),
+    (0.7, 0.2, 0.1, 1.0, 1.0, 1.0),  # v = ones: v^T J v = 0
+]
+_OFF = [  # p >= 0 that does not sum to 1: where v^T J v itself can be negative
+    (1.0, 1.0, 1.0, 1.0, 1.0, 1.0),
+    (2.0, 0.5, 1.0, 1.0, -1.0, 2.0),
+    (0.3, 0.2, 0.1, 3.0, 1.0, 2.0),
+]
+PSD_POINTS = _ON + _OFF
+PSD_MISTAKES = {
+    "psd_not_sum_of_squares": QUADRATIC,
+    "psd_unweighted_mean": sum(
+        p_i * (v_i - sum(_v) / 3) ** 2 for p_i, v_i in zip(_p, _v, strict=True)
+    ),
+}
+
+
+def _psd_verdict(records):
+    """Right: equal to v^T J v where p sums to 1 and >= 0 wherever p >= 0, in any form
+    (the p-weighted variance, or half the sum of p_i p_j (v_i - v_j)^2, ...)."""
+    f = {code: expression_function(e, PSD_NAMES) for code, e in PSD_MISTAKES.items()}
+    reference = expression_function(VARIANCE_FORM, PSD_NAMES)
+    n = len(_ON)
+    if not isinstance(records, list) or len(records) != len(PSD_POINTS):
+        return check_function(records, PSD_POINTS, reference, (), None, PSD_NAMES)
+    named = [("psd_unweighted_mean", f["psd_unweighted_mean"])]
+    on_simplex = check_expression(records[:n], PSD_POINTS[:n], reference, named, None, PSD_NAMES)
+    if on_simplex.status != "passed":
+        return on_simplex
+    values = [r.get("ok") if isinstance(r, dict) else None for r in records[n:]]
+    if not all(isinstance(x, float) for x in values):  # an error or not a number: say which
+        return check_function(records, PSD_POINTS, reference, (), None, PSD_NAMES)
+    if min(values) < -1e-9:  # equal to v^T J v on the simplex, negative off it
+        return wrong("", mistake="psd_not_sum_of_squares")
+    return passed()
+
+
+SQRT_JACOBIAN_PSD = Exercise(
+    id="sqrt_jacobian_psd",
+    lesson="08_why_sqrt_dk",
+    kind="proof",
+    answer="quad",
+    hints=[
+        "v^T J v = sum_i p_i v_i^2 - (sum_i p_i v_i)^2. With weights p that sum to 1, what "
+        "is that in statistics?",
+        "It is a variance: the p-weighted average of (v_i - m)^2, where m = sum_j p_j v_j.",
+        "quad = sum(p_i * (v_i - m) ** 2 for p_i, v_i in zip(p, v)) with m = (p.T * v)[0].",
+    ],
+    solution=(
+        "m = (p.T * v)[0]  # the p-weighted mean of the entries of v\n"
+        "quad = sum(p_i * (v_i - m) ** 2 for p_i, v_i in zip(p, v))  # each term >= 0"
+    ),
+    expected=VARIANCE_FORM,
+    mistakes=PSD_MISTAKES,
+    cases=PSD_POINTS,
+    arg_names=PSD_NAMES,
+    rule=_psd_verdict,
+)
+
+
 # the exercises in the order of the notebook's check cells
 EXERCISES = (
     SQRT_VARIANCE,
-    SQRT_SCALED_FROM_X,
-    SQRT_PREDICT_SATURATION,
-    SQRT_FIX_SELF_ATTENTION,
+    SQRT_JACOBIAN_ROW_SUMS,
+    SQRT_PREDICT_DIVIDE_BY_D_K,
+    SQRT_FIX_SCALED_TWICE,
+    SQRT_JACOBIAN_PSD,
 )

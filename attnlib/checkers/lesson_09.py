@@ -1,9 +1,10 @@
 """Checkers for lesson 09, masking: causal masks, masked weights, masked attention.
 
 Ids: ``mask_causal`` (by hand), ``mask_weights`` (compute on the worked example),
-``mask_fix_attention`` (find the bug: a mask applied after softmax),
-``mask_predict_empty_row`` (predict then check). Expected answers come from
-``attnlib.core`` and ``attnlib.masks``.
+``mask_predict_finite_fill`` (predict then check: hide keys with -1e9 instead of -inf in
+a row with nothing to see), ``mask_fix_attention`` (find the bug: a mask applied after
+softmax), ``mask_kv_cache`` (transfer: the mask of new queries over cached keys).
+Expected answers come from ``attnlib.core`` and ``attnlib.masks``.
 """
 
 import numpy as np
@@ -154,23 +155,62 @@ MASK_FIX_ATTENTION = Exercise(
 )
 
 
-# ---- mask_predict_empty_row: what naive code gives for a row with no visible key -----------
-EMPTY_ROW_OPTIONS = ("nan", "zeros", "uniform")
+# ---- mask_predict_finite_fill: an all-hidden row filled with -1e9 instead of -inf ----------
+FILL_OPTIONS = ("nan", "zeros", "uniform")
+_LEFT = CAUSAL_3 & np.array([False, True, True])  # the lesson's left padding: row 0 sees nothing
+FILLED_ROW = _naive_softmax(np.where(_LEFT, S_SCALED, -1e9))[0]  # birds' row, as naive code
+FILL_ANSWER = (
+    "nan"
+    if np.isnan(FILLED_ROW).any()
+    else "zeros"
+    if np.allclose(FILLED_ROW, 0)
+    else "uniform"
+    if np.allclose(FILLED_ROW, 1 / len(FILLED_ROW))
+    else None
+)
 
 
-MASK_PREDICT_EMPTY_ROW = Exercise(
-    id="mask_predict_empty_row",
+MASK_PREDICT_FINITE_FILL = Exercise(
+    id="mask_predict_finite_fill",
     lesson="09_masking",
     kind="choice",
     answer="prediction",
     hints=[
-        "Every score in the row becomes -inf. What is the row's maximum?",
-        "Subtracting the maximum computes -inf - (-inf). What does numpy say that is?",
+        "Every score of that row is now the same finite number, -1e9. What is the row's max?",
+        "-1e9 - (-1e9) = 0 for every key. What is exp(0), and what does dividing by the sum give?",
     ],
-    solution="prediction = 'nan'  # -inf - (-inf) is nan, and nan spreads",
-    expected="nan",
-    options=EMPTY_ROW_OPTIONS,
-    mistakes={"zeros": "empty_row", "uniform": "empty_row"},
+    solution=f"prediction = {FILL_ANSWER!r}  # every entry is -1e9, so every weight is 1/3",
+    expected=FILL_ANSWER,
+    options=FILL_OPTIONS,
+    mistakes={o: "finite_fill" for o in FILL_OPTIONS if o != FILL_ANSWER},
+)
+
+
+# ---- mask_kv_cache: 2 new queries over 5 keys, 3 of them cached -----------------------------
+N_NEW, N_CACHED = 2, 3
+KV_CACHE_MASK = causal_mask(N_NEW, N_CACHED + N_NEW, align="bottom_right")  # (2, 5)
+
+
+MASK_KV_CACHE = Exercise(
+    id="mask_kv_cache",
+    lesson="09_masking",
+    kind="value",
+    answer="mask",
+    hints=[
+        "Number the five tokens 0 to 4. The two new queries are tokens 3 and 4, not 0 and 1.",
+        "Token 3 may see tokens 0 to 3; token 4 may see all five.",
+        "mask = [[1, 1, 1, 1, 0], [1, 1, 1, 1, 1]]",
+    ],
+    solution=lambda: (
+        "mask = [[1, 1, 1, 1, 0], [1, 1, 1, 1, 1]]  # queries are tokens 3 and 4 of 0..4\n"
+        "# the same as attnlib.causal_mask(2, 5, align='bottom_right'):\n"
+        + "\n".join("# " + line for line in str(KV_CACHE_MASK.astype(int)).splitlines())
+    ),
+    expected=KV_CACHE_MASK,
+    mistakes={
+        "top_left_with_cache": causal_mask(N_NEW, N_CACHED + N_NEW),
+        "inverted_mask": ~KV_CACHE_MASK,
+    },
 )
 
 
@@ -178,6 +218,7 @@ MASK_PREDICT_EMPTY_ROW = Exercise(
 EXERCISES = (
     MASK_CAUSAL,
     MASK_WEIGHTS,
-    MASK_PREDICT_EMPTY_ROW,
+    MASK_PREDICT_FINITE_FILL,
     MASK_FIX_ATTENTION,
+    MASK_KV_CACHE,
 )

@@ -1,14 +1,16 @@
 """Checkers for lesson 10, multi-head and cross-attention.
 
-Ids: ``heads_by_hand`` (one head of a split, by hand), ``heads_split`` (write
-split_heads), ``heads_cross_shape`` (predict then check: the shape of cross-attention
-weights), ``heads_fix_merge`` (find the bug: a merge without its transpose). Expected
-answers come from ``attnlib.heads``.
+Ids: ``heads_by_hand`` (one head of a split, by hand), ``heads_multi_query`` (transfer:
+multi-query attention, every query head sharing one key head and one value head),
+``heads_cross_shape`` (predict then check: the shape of cross-attention weights),
+``heads_fix_merge`` (find the bug: a merge without its transpose). Expected answers come
+from ``attnlib.heads`` and ``attnlib.core``.
 """
 
 import numpy as np
 
-from ..heads import multi_head_attention, split_heads
+from ..core import softmax
+from ..heads import merge_heads, multi_head_attention, split_heads
 from ..selfcheck.exercise import Exercise
 
 
@@ -45,35 +47,65 @@ HEADS_BY_HAND = Exercise(
 )
 
 
-# ---- heads_split: write split_heads ----------------------------------------------------------
-_rng = np.random.default_rng(10)
-SPLIT_CASES = [
-    (_rng.normal(size=(5, 6)), 3),  # n = 5, 3 heads of width 2
-    (_rng.normal(size=(3, 8)), 2),  # n = 3, 2 heads of width 4
-    (_rng.normal(size=(4, 12)), 4),  # n = 4, 4 heads of width 3
+# ---- heads_multi_query: n_heads query heads share one key head and one value head -----------
+def multi_query_attention(X, W_Q, W_K, W_V, W_O, n_heads, split=split_heads, root=None):
+    """The reference (and, with another split or root, a mistake): multi-query attention."""
+    Q = split(X @ W_Q, n_heads)  # (n_heads, n, d_k)
+    K, V = X @ W_K, X @ W_V  # (n, d_k) and (n, d_v): one head each, shared by every query head
+    d = Q.shape[-1] if root is None else root(Q)
+    heads = softmax(Q @ K.T / np.sqrt(d)) @ V  # (n_heads, n, n) @ (n, d_v) -> (n_heads, n, d_v)
+    return merge_heads(heads) @ W_O  # (n, n_heads * d_v) @ (n_heads * d_v, d_out)
+
+
+def _multi_query_merged_by(merge, project=True):
+    def layer(X, W_Q, W_K, W_V, W_O, n_heads):
+        Q = split_heads(X @ W_Q, n_heads)
+        K, V = X @ W_K, X @ W_V
+        merged = merge(softmax(Q @ K.T / np.sqrt(Q.shape[-1])) @ V)
+        return merged @ W_O if project else merged
+
+    return layer
+
+
+_rng = np.random.default_rng(100)
+MULTI_QUERY_CASES = [
+    # n = 5, d_model = 6, 3 query heads of d_k = 2; shared d_k = 2, d_v = 3; output width 4
+    (_rng.normal(size=(5, 6)), *(_rng.normal(size=s) for s in [(6, 6), (6, 2), (6, 3), (9, 4)]), 3),
+    # n = 4, d_model = 8, 2 query heads of d_k = 3; shared d_v = 2; output width 5
+    (_rng.normal(size=(4, 8)), *(_rng.normal(size=s) for s in [(8, 6), (8, 3), (8, 2), (4, 5)]), 2),
 ]
 
 
-HEADS_SPLIT = Exercise(
-    id="heads_split",
+HEADS_MULTI_QUERY = Exercise(
+    id="heads_multi_query",
     lesson="10_multi_head_and_cross_attention",
     kind="function",
-    answer="split_heads",
+    answer="multi_query",
     hints=[
-        "Two steps: cut each row into n_heads pieces, then put the head axis first.",
-        "X.reshape(n, n_heads, d_head) cuts the rows; .transpose(1, 0, 2) puts heads first.",
+        "Only the queries are split: X @ W_Q has n_heads * d_k columns, X @ W_K only d_k.",
+        "Q of shape (n_heads, n, d_k) times K.T of shape (d_k, n) broadcasts over the heads.",
+        "Q = attnlib.split_heads(X @ W_Q, n_heads); heads = softmax(Q @ K.T / sqrt(d_k)) @ V; "
+        "return attnlib.merge_heads(heads) @ W_O.",
     ],
-    solution="def split_heads(X, n_heads):\n"
-    "    n, d_model = X.shape\n"
-    "    d_head = d_model // n_heads\n"
-    "    return X.reshape(n, n_heads, d_head).transpose(1, 0, 2)  # (n_heads, n, d_head)",
-    cases=SPLIT_CASES,
-    reference=split_heads,
+    solution="def multi_query(X, W_Q, W_K, W_V, W_O, n_heads):\n"
+    "    Q = attnlib.split_heads(X @ W_Q, n_heads)  # (n_heads, n, d_k)\n"
+    "    K = X @ W_K  # (n, d_k): one key head for every query head\n"
+    "    V = X @ W_V  # (n, d_v): one value head\n"
+    "    S = Q @ K.T / np.sqrt(Q.shape[-1])  # (n_heads, n, n), d_k of one head\n"
+    "    heads = attnlib.softmax(S) @ V  # (n_heads, n, d_v)\n"
+    "    return attnlib.merge_heads(heads) @ W_O  # (n, n_heads * d_v) @ W_O",
+    cases=MULTI_QUERY_CASES,
+    reference=multi_query_attention,
     mistakes=[
-        ("reshape_no_transpose", _split_no_transpose),
-        ("heads_interleaved", _split_interleaved),
+        ("reshape_no_transpose", lambda *a: multi_query_attention(*a, split=_split_no_transpose)),
+        ("heads_interleaved", lambda *a: multi_query_attention(*a, split=_split_interleaved)),
+        ("merge_no_transpose", _multi_query_merged_by(lambda H: H.reshape(H.shape[1], -1))),
+        ("no_output_projection", _multi_query_merged_by(merge_heads, project=False)),
+        # sqrt of every query head's width, n_heads * d_k, instead of one head's d_k
+        ("wrong_d", lambda *a: multi_query_attention(*a, root=lambda Q: Q.shape[0] * Q.shape[-1])),
+        ("unscaled", lambda *a: multi_query_attention(*a, root=lambda Q: 1)),
     ],
-    arg_names=("X", "n_heads"),
+    arg_names=("X", "W_Q", "W_K", "W_V", "W_O", "n_heads"),
 )
 
 
@@ -179,7 +211,7 @@ HEADS_FIX_MERGE = Exercise(
 # the exercises in the order of the notebook's check cells
 EXERCISES = (
     HEADS_BY_HAND,
-    HEADS_SPLIT,
+    HEADS_MULTI_QUERY,
     HEADS_CROSS_SHAPE,
     HEADS_FIX_MERGE,
 )

@@ -3,14 +3,15 @@
 Ids: ``cost_matrix_mib`` (by hand: the memory of one n x n matrix),
 ``cost_doubling`` (predict: how memory grows when n doubles, full and blocked),
 ``online_rescale`` (by hand: one step of the running max and rescaled running sum),
-``blocked_fix`` (find the bug: a blocked attention that forgets to rescale its
-running sum of values). Expected answers come from ``attnlib.core`` and numpy.
+``blocked_causal`` (transfer: causal blocked attention that skips the tiles above the
+diagonal). Expected answers come from ``attnlib.core``, ``attnlib.masks`` and numpy.
 """
 
 import numpy as np
 
 from .. import example as ex
-from ..core import attention, softmax
+from ..core import attention
+from ..masks import causal_mask
 from ..selfcheck.exercise import Exercise
 
 # ---- cost_matrix_mib: one n x n float64 matrix at n = 4096 ----------------------------------
@@ -108,88 +109,94 @@ ONLINE_RESCALE = Exercise(
 )
 
 
-# ---- blocked_fix: repair a blocked attention ------------------------------------------------
-def _blocked(Q, K, V, block_size, rescale_l=True, rescale_a=True, inverted=False, root=True):
-    """Blocked attention with switches that make each named mistake."""
-    d_k = Q.shape[-1]
-    m = np.full((Q.shape[0], 1), -np.inf)
-    l_sum = np.zeros((Q.shape[0], 1))
-    a_sum = np.zeros((Q.shape[0], V.shape[1]))
-    for start in range(0, K.shape[0], block_size):
-        S_b = Q @ K[start : start + block_size].T  # (n_q, b)
-        S_b = S_b / np.sqrt(d_k) if root else S_b
-        m_new = np.maximum(m, S_b.max(axis=1, keepdims=True))
-        old_to_new = np.exp(m_new - m) if inverted else np.exp(m - m_new)
-        old_to_new = np.where(np.isfinite(m), old_to_new, 0.0)  # nothing summed yet
-        P_b = np.exp(S_b - m_new)
-        l_sum = (l_sum * old_to_new if rescale_l else l_sum) + P_b.sum(axis=1, keepdims=True)
-        a_sum = (a_sum * old_to_new if rescale_a else a_sum) + P_b @ V[start : start + block_size]
-        m = m_new
-    return a_sum / l_sum
+# ---- blocked_causal: causal blocked attention, tiles above the diagonal skipped ------------
+def causal_attention(Q, K, V, block_size, flipped=False):
+    """The reference: full attention under the causal mask (block_size changes nothing);
+    ``flipped`` uses the upper triangle instead, a mistake."""
+    mask = causal_mask(Q.shape[0], K.shape[0])
+    return attention(Q, K, V, mask=mask.T if flipped else mask)[0]
 
 
-def _per_block_softmax(Q, K, V, block_size):
-    d_k, n_k = Q.shape[-1], K.shape[0]
-    starts = range(0, n_k, block_size)
-    parts = [
-        softmax(Q @ K[s : s + block_size].T / np.sqrt(d_k)) @ V[s : s + block_size] for s in starts
-    ]
-    return sum(parts) / len(parts)
+def _tiled(Q, K, V, block_size, mask_inside=True, rescale_l=True, rescale_a=True, root=True):
+    """Causal blocked attention in square tiles, with switches that make each named mistake."""
+    n, d_k = Q.shape
+    output = np.zeros((n, V.shape[1]))
+    for q_start in range(0, n, block_size):
+        Q_b = Q[q_start : q_start + block_size]  # (b_q, d_k)
+        rows = np.arange(q_start, q_start + len(Q_b))[:, None]  # (b_q, 1) query positions
+        m = np.full((len(Q_b), 1), -np.inf)
+        l_sum = np.zeros((len(Q_b), 1))
+        a_sum = np.zeros((len(Q_b), V.shape[1]))
+        for k_start in range(0, q_start + len(Q_b), block_size):  # up to the diagonal tile
+            S_b = Q_b @ K[k_start : k_start + block_size].T  # (b_q, b_k)
+            S_b = S_b / np.sqrt(d_k) if root else S_b
+            cols = np.arange(k_start, k_start + S_b.shape[1])[None, :]  # (1, b_k)
+            S_b = np.where(cols <= rows, S_b, -np.inf) if mask_inside else S_b
+            m_new = np.maximum(m, S_b.max(axis=1, keepdims=True))
+            old_to_new = np.where(np.isfinite(m), np.exp(m - m_new), 0.0)
+            P_b = np.exp(S_b - m_new)
+            l_sum = (l_sum * old_to_new if rescale_l else l_sum) + P_b.sum(axis=1, keepdims=True)
+            a_sum = a_sum * old_to_new if rescale_a else a_sum
+            a_sum = a_sum + P_b @ V[k_start : k_start + block_size]
+            m = m_new
+        output[q_start : q_start + len(Q_b)] = a_sum / l_sum
+    return output
 
 
-def _no_max(Q, K, V, block_size):
-    # exp of the raw scores, no running max: inf on large scores
-    l_sum, a_sum = 0.0, 0.0
-    for s in range(0, K.shape[0], block_size):
-        P_b = np.exp(Q @ K[s : s + block_size].T / np.sqrt(Q.shape[-1]))
-        l_sum = l_sum + P_b.sum(axis=1, keepdims=True)
-        a_sum = a_sum + P_b @ V[s : s + block_size]
-    return a_sum / l_sum
-
-
-_rng = np.random.default_rng(12)
-_Q34, _K54, _V52 = (_rng.normal(size=s) for s in [(3, 4), (5, 4), (5, 2)])
-_DOC = (ex.Q, ex.K, ex.V)  # the worked example, (3, 2) each
-BLOCKED_CASES = [
-    (*_DOC, 1),  # birds, then eat (its score raises the max), then seeds
-    (_Q34, _K54, _V52, 2),  # n_q = 3, n_k = 5 = 2 + 2 + 1: a short last block
-    (_Q34, _K54, _V52, 3),
-    (_Q34 * 25, _K54 * 25, _V52, 2),  # scores around 1e3
+_rng = np.random.default_rng(120)
+_Q64, _K64, _V63 = (_rng.normal(size=s) for s in [(6, 4), (6, 4), (6, 3)])
+_Q73, _K73, _V72 = (_rng.normal(size=s) for s in [(7, 3), (7, 3), (7, 2)])
+BLOCKED_CAUSAL_CASES = [
+    (_Q64, _K64, _V63, 2),  # n = 6, d_k = 4, d_v = 3: tiles of 2 x 2
+    (_Q73, _K73, _V72, 3),  # n = 7 = 3 + 3 + 1: a short last tile
+    (ex.Q, ex.K, ex.V, 2),  # the worked example: birds, eat | seeds
+    (_Q64 * 40, _K64 * 40, _V63, 4),  # scores up to about 2e3: exp overflows without the max
 ]
 
 
-BLOCKED_FIX = Exercise(
-    id="blocked_fix",
+BLOCKED_CAUSAL = Exercise(
+    id="blocked_causal",
     lesson="12_cost_and_memory",
     kind="function",
-    answer="blocked_attention",
+    answer="causal_blocked_attention",
     hints=[
-        "Follow m, l and a through the loop when a later block holds the largest score.",
-        "When the max rises, everything summed so far was measured from the old max.",
-        "Multiply a by exp(m_old - m_new) too, exactly as l is.",
+        "Take block_size queries at a time. Query i may see keys 0..i, so key blocks that "
+        "start after the tile's last query can be skipped.",
+        "The key block on the diagonal is only partly visible: inside it, hide key j from "
+        "query i when j > i (np.where(cols <= rows, S_b, -np.inf)).",
+        "For each query tile: m, l_sum, a_sum as in blocked_by_hand, over the key blocks "
+        "range(0, q_start + len(Q_b), block_size), masking each S_b before its max.",
     ],
-    solution="def blocked_attention(Q, K, V, block_size):\n"
-    "    n_q, d_k = Q.shape\n"
-    "    m = np.full((n_q, 1), -np.inf)\n"
-    "    l_sum = np.zeros((n_q, 1))\n"
-    "    a_sum = np.zeros((n_q, V.shape[1]))\n"
-    "    for start in range(0, K.shape[0], block_size):\n"
-    "        S_b = Q @ K[start : start + block_size].T / np.sqrt(d_k)\n"
-    "        m_new = np.maximum(m, S_b.max(axis=1, keepdims=True))\n"
-    "        P_b = np.exp(S_b - m_new)\n"
-    "        l_sum = l_sum * np.exp(m - m_new) + P_b.sum(axis=1, keepdims=True)\n"
-    "        a_sum = a_sum * np.exp(m - m_new) + P_b @ V[start : start + block_size]\n"
-    "        m = m_new\n"
-    "    return a_sum / l_sum",
-    cases=BLOCKED_CASES,
-    reference=lambda Q, K, V, block_size: attention(Q, K, V)[0],
+    solution="def causal_blocked_attention(Q, K, V, block_size):\n"
+    "    n, d_k = Q.shape\n"
+    "    output = np.zeros((n, V.shape[1]))  # (n, d_v)\n"
+    "    for q_start in range(0, n, block_size):\n"
+    "        Q_b = Q[q_start : q_start + block_size]  # (b_q, d_k)\n"
+    "        rows = np.arange(q_start, q_start + len(Q_b))[:, None]  # query positions\n"
+    "        m = np.full((len(Q_b), 1), -np.inf)\n"
+    "        l_sum = np.zeros((len(Q_b), 1))\n"
+    "        a_sum = np.zeros((len(Q_b), V.shape[1]))\n"
+    "        for k_start in range(0, q_start + len(Q_b), block_size):  # to the diagonal\n"
+    "            S_b = Q_b @ K[k_start : k_start + block_size].T / np.sqrt(d_k)  # (b_q, b_k)\n"
+    "            cols = np.arange(k_start, k_start + S_b.shape[1])[None, :]  # key positions\n"
+    "            S_b = np.where(cols <= rows, S_b, -np.inf)  # the diagonal tile is half hidden\n"
+    "            m_new = np.maximum(m, S_b.max(axis=1, keepdims=True))\n"
+    "            P_b = np.exp(S_b - m_new)\n"
+    "            l_sum = l_sum * np.exp(m - m_new) + P_b.sum(axis=1, keepdims=True)\n"
+    "            a_sum = a_sum * np.exp(m - m_new) + P_b @ V[k_start : k_start + block_size]\n"
+    "            m = m_new\n"
+    "        output[q_start : q_start + len(Q_b)] = a_sum / l_sum\n"
+    "    return output",
+    cases=BLOCKED_CAUSAL_CASES,
+    reference=causal_attention,
     mistakes=[
-        ("overflow", _no_max),  # inf or nan on large scores, whatever else went wrong
-        ("values_not_rescaled", lambda *args: _blocked(*args, rescale_a=False)),
-        ("no_rescale", lambda *args: _blocked(*args, rescale_l=False, rescale_a=False)),
-        ("rescale_inverted", lambda *args: _blocked(*args, inverted=True)),
-        ("per_block_softmax", _per_block_softmax),
-        ("unscaled", lambda *args: _blocked(*args, root=False)),
+        ("overflow", None),  # inf or nan on large scores, whatever else went wrong
+        ("mask_ignored", lambda Q, K, V, b: attention(Q, K, V)[0]),
+        ("diagonal_block_unmasked", lambda *args: _tiled(*args, mask_inside=False)),
+        ("causal_sees_future", lambda Q, K, V, b: causal_attention(Q, K, V, b, flipped=True)),
+        ("values_not_rescaled", lambda *args: _tiled(*args, rescale_a=False)),
+        ("no_rescale", lambda *args: _tiled(*args, rescale_l=False, rescale_a=False)),
+        ("unscaled", lambda *args: _tiled(*args, root=False)),
     ],
     arg_names=("Q", "K", "V", "block_size"),
 )
@@ -200,5 +207,5 @@ EXERCISES = (
     COST_MATRIX_MIB,
     COST_DOUBLING,
     ONLINE_RESCALE,
-    BLOCKED_FIX,
+    BLOCKED_CAUSAL,
 )

@@ -87,14 +87,17 @@ def capture_code(exercise, nonce):
 
     It evaluates the exercise's canonical answer expression in the student's namespace,
     calls a function answer on the grader's inputs in a child process
-    (``run.call_cases``), and prints the envelope
+    (``run.call_cases``), evaluates a proof's sympy answer at the grader's points the same
+    way (``run.expression_function``), and prints the envelope
     ``{"ok": wire_text}`` or ``{"error": reason}``, framed by ``@@nonce@@``.
     """
     from attnlib.selfcheck import wire
 
     name = f"_attnlib_capture_{nonce}"
     frame = f"@@{nonce}@@"
-    cases = wire.encode(tuple(exercise.cases)) if exercise.kind == "function" else "null"
+    called = exercise.kind in ("function", "proof")
+    cases = wire.encode(tuple(exercise.cases)) if called else "null"
+    names = tuple(exercise.arg_names or ())
     return f"""{name}_answer = lambda: ({exercise.answer})
 
 
@@ -113,6 +116,11 @@ def {name}():
         else:
             if {exercise.kind == "function"!r} and callable(_value):
                 _value = _run.call_cases(_value, _wire.decode({cases!r}))
+            elif {exercise.kind == "proof"!r} and _value is not None and _value is not ...:
+                # a sympy answer: evaluated here at the grader's points, only numbers go back
+                _value = _run.call_cases(
+                    _run.expression_function(_value, {names!r}), _wire.decode({cases!r})
+                )
             _envelope = {{"ok": _wire.encode(_value)}}
     except BaseException as _err:
         _envelope = {{"error": "the answer could not be sent: " + type(_err).__name__}}

@@ -54,7 +54,7 @@ from .display import METADATA_KEY, Feedback, emit, feedback
 from .exercise import Exercise
 from .judge import STATUSES, Verdict, error
 from .mistakes import MISTAKES
-from .run import TIME_LIMIT, call_cases
+from .run import TIME_LIMIT, call_cases, expression_function
 
 __all__ = [
     "check",
@@ -98,12 +98,17 @@ def answer_data(exercise, answer, seconds=None):
 
     A value goes through :mod:`~attnlib.selfcheck.wire` (so only data is judged); a
     function is called on the exercise's cases in a child process, killed at
-    ``seconds`` (default ``TIME_LIMIT``) per case.
+    ``seconds`` (default ``TIME_LIMIT``) per case; a proof's sympy expression is
+    evaluated at the exercise's points the same way.
     """
     if exercise.kind == "function" and callable(answer):
         return call_cases(answer, exercise.cases, TIME_LIMIT if seconds is None else seconds)
     if exercise.kind == "function" and answer is not Ellipsis and answer is not None:
         return wire.Refused(f"expected a function (def ...), got {_describe(answer)}.")
+    if exercise.kind == "proof" and answer is not Ellipsis and answer is not None:
+        # the expression is evaluated here, at the exercise's points: the judge gets numbers
+        function = expression_function(answer, exercise.arg_names)
+        return call_cases(function, exercise.cases, TIME_LIMIT if seconds is None else seconds)
     if _plain(answer):
         return wire.decode(wire.encode(answer))
     # any other object (a sympy matrix, or one whose __array__ may never return) becomes

@@ -18,9 +18,14 @@ and every mistake's value are computed with ``attnlib`` (never typed in)::
 
 A function exercise gives ``cases`` (the inputs), ``reference`` (computes the expected
 result from one input) and ``mistakes`` as code -> a function making that mistake (a list
-of pairs when one code has several forms). ``judge`` compares an answer that is data (see
-:mod:`attnlib.selfcheck.wire`), or the per-input records of a function answer (see
-:mod:`attnlib.selfcheck.run`); it never calls learner code and never raises.
+of pairs when one code has several forms). A proof exercise asks for a sympy expression
+(a step of a derivation): ``expected`` and each mistake are sympy expressions, ``arg_names``
+name their symbols and ``cases`` are the points, chosen here, where the learner's kernel
+evaluates the answer (:func:`~attnlib.selfcheck.run.expression_function`); only the
+numbers reach the judge, which compares them as for a function. ``judge`` compares an
+answer that is data (see :mod:`attnlib.selfcheck.wire`), or the per-input records of a
+function or proof answer (see :mod:`attnlib.selfcheck.run`); it never calls learner code
+and never raises.
 """
 
 import re
@@ -31,8 +36,10 @@ import numpy as np
 
 from . import display, judge
 from .mistakes import MISTAKES
+from .run import expression_function
 
-KINDS = ("value", "tuple", "choice", "function")
+KINDS = ("value", "tuple", "choice", "function", "proof")
+_CALLED = ("function", "proof")  # answers judged by their results on the cases
 
 
 def _pairs(mistakes):
@@ -64,18 +71,20 @@ class Exercise:
         Unique across the course.
     lesson : str
         The notebook stem, e.g. ``"03_scoring"``.
-    kind : {"value", "tuple", "choice", "function"}
+    kind : {"value", "tuple", "choice", "function", "proof"}
     answer : str
         The expression the exercise notebook's check cell passes.
     hints : tuple of str
         From gentle to explicit, one per ``hint`` call.
     solution : str or callable returning str
     expected : object
-        value: an array or number; tuple: a tuple of those; choice: the right option.
+        value: an array or number; tuple: a tuple of those; choice: the right option;
+        proof: a sympy expression (or matrix) in the symbols ``arg_names``.
     mistakes : tuple of (code, value)
         value: code -> the value that mistake gives; function: code -> a function making
         it (``None`` for ``"overflow"``); choice: wrong option -> code; tuple: position ->
-        {code: value} (given as a dict, stored as (position, ((code, value), ...)) pairs).
+        {code: value} (given as a dict, stored as (position, ((code, value), ...)) pairs);
+        proof: code -> the sympy expression that mistake gives.
     decimals : int or None
         Accept answers within one unit of this decimal place (work done by hand).
     name, names : str, tuple of str
@@ -83,13 +92,14 @@ class Exercise:
     options : tuple
         choice: the options.
     cases : tuple of tuple
-        function: the argument tuples.
+        function: the argument tuples; proof: the points, one value per symbol.
     reference : callable
         function: the expected result from one case.
     arg_names, result_names : tuple of str
-        function: names for messages.
+        function: names for messages; proof: ``arg_names`` are the symbols' names.
     rule : callable, optional
-        value: ``rule(answer) -> Verdict`` for an exercise that no comparison above fits.
+        ``rule(answer) -> Verdict`` for an exercise that no comparison above fits (value:
+        the answer; proof: the records of its values at the cases).
     """
 
     id: str
@@ -136,6 +146,10 @@ class Exercise:
         _freeze((self.expected, self.mistakes, self.cases))
         if self.kind == "function" and (not self.cases or self.reference is None):
             raise ValueError(f"{where}: a function exercise needs cases and a reference.")
+        if self.kind == "proof" and (not self.cases or self.expected is None or not self.arg_names):
+            raise ValueError(
+                f"{where}: a proof exercise needs cases, an expected expression and arg_names."
+            )
 
     def solution_text(self):
         """The reference answer as ``solution(id)`` prints it."""
@@ -143,8 +157,13 @@ class Exercise:
 
     def verdict(self, answer):
         """The :class:`~attnlib.selfcheck.judge.Verdict` for an answer that is data."""
-        if self.kind != "function" and judge.is_placeholder(answer):
+        if self.kind not in _CALLED and judge.is_placeholder(answer):
             return judge.not_attempted()
+        if self.kind == "proof":  # the same comparison as a function's, worded for a formula
+            verdict = self.rule(answer) if self.rule is not None else self._proof_verdict(answer)
+            detail = verdict.detail.replace("your function", "your expression")
+            detail = detail.replace("on inputs ", "at ")
+            return judge.Verdict(verdict.status, verdict.mistake, detail)
         if self.rule is not None:
             return self.rule(answer)
         if self.kind == "value":
@@ -162,6 +181,17 @@ class Exercise:
             self.decimals,
             self.arg_names,
             self.result_names,
+        )
+
+    def _proof_verdict(self, records):
+        """A proof's records against the expected expression at the same points."""
+        return judge.check_expression(
+            records,
+            self.cases,
+            expression_function(self.expected, self.arg_names),
+            [(code, expression_function(e, self.arg_names)) for code, e in self.mistakes],
+            self.decimals,
+            self.arg_names,
         )
 
     def judge(self, answer):

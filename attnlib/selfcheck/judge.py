@@ -406,3 +406,37 @@ def check_function(
                 problems.append(wrong(f"{_first_difference(g, e, decimals, label)[:-1]} {on}."))
             break
     return problems[0] if problems else passed()
+
+
+def check_expression(records, points, reference, mistakes=(), decimals=None, names=None):
+    """Judge a proof's answer: its values at ``points`` against ``reference``'s.
+
+    Like :func:`check_function`, except that a mistake is named only when the answer
+    equals that mistake at every point: two different formulas can agree at one point by
+    chance, and a proof is about the formula.
+
+    Parameters
+    ----------
+    records : list of dict
+        The answer's value at each point, as :func:`check_function` takes them.
+    points : sequence of tuple
+        One value per symbol, in the order of ``names``.
+    reference : callable
+        The right expression's value at a point.
+    mistakes : sequence of (str, callable)
+        Mistake code -> that mistake's value at a point.
+    decimals : int, optional
+    names : sequence of str
+        The symbols' names, for messages.
+
+    Returns
+    -------
+    Verdict
+    """
+    verdict = check_function(records, points, reference, (), decimals, names)
+    if verdict.status != "wrong":
+        return verdict
+    for code, variant in mistakes:
+        if check_function(records, points, variant, (), decimals, names).status == "passed":
+            return wrong("", mistake=code)
+    return verdict

@@ -85,10 +85,6 @@ MISTAKES = {
         "dividing a score by sqrt(d_k) divides its variance by sqrt(d_k)^2 = d_k (Var(x / c) "
         "= Var(x) / c^2)."
     ),
-    "saturation": (
-        "without scaling the spread of the scores grows like sqrt(d_k), so the largest score "
-        "pulls further ahead and softmax hands it almost all the weight."
-    ),
     "mask_after_softmax": (
         "the mask was applied after softmax without renormalising, so rows no longer sum to "
         "1: hide keys before softmax (score -inf), or divide each row by its new sum."
@@ -107,10 +103,6 @@ MISTAKES = {
     ),
     "mask_ignored": (
         "the mask had no effect: put -inf into the scores where the mask is False, before softmax."
-    ),
-    "empty_row": (
-        "every score in that row is -inf, so its max is -inf and -inf - (-inf) is nan "
-        "(without the max, exp gives all zeros and 0 / 0 is nan)."
     ),
     "reshape_no_transpose": (
         "reshaped straight to (n_heads, n, d_head) with no transpose: that mixes heads with "
@@ -148,10 +140,6 @@ MISTAKES = {
         "the backward pass forgot 1/sqrt(d_k): the scores were divided by sqrt(d_k), so dQ "
         "and dK are divided by it too."
     ),
-    "saturated_gradients": (
-        "larger scores push softmax towards one weight near 1 and the rest near 0, where "
-        "every p_i (delta_ij - p_j) is near 0: the Jacobian shrinks, and so do the gradients."
-    ),
     "linear_in_n": (
         "the count grew like n: every query meets every key, so the score matrix holds n x n "
         "numbers and doubling n multiplies it by 4."
@@ -174,9 +162,45 @@ MISTAKES = {
         "the running sum of weighted values was not rescaled: when the max rises it must be "
         "multiplied by exp(m_old - m_new), exactly like the running sum l."
     ),
-    "per_block_softmax": (
-        "each block was normalised on its own: the softmax's denominator runs over all keys, "
-        "so keep one running sum and divide by it once, at the end."
+    # lessons 07-12
+    "temperature_inverted": (
+        "the scores were multiplied by the temperature: a temperature T divides them, so T > 1"
+        " narrows the gaps (flatter weights) and T < 1 widens them (sharper weights)."
+    ),
+    "over_scaled": (
+        "dividing by d_k shrinks the spread of the scores like 1/sqrt(d_k) (Var(x / d_k) = "
+        "Var(x) / d_k^2): the gaps close and softmax drifts towards the even 1/n_k."
+    ),
+    "proof_assumed_result": (
+        "that is the result, not the step that proves it: with p_1, p_2, p_3 left free, row i"
+        " of diag(p) - p p^T sums to p_i (1 - (p_1 + p_2 + p_3)); only then use that the "
+        "weights sum to 1."
+    ),
+    "psd_not_sum_of_squares": (
+        "that equals v^T J v, but nothing shows it is >= 0: write it as a p-weighted sum of "
+        "squares, sum_i p_i (v_i - m)^2 with m = sum_j p_j v_j, where no term can be negative."
+    ),
+    "psd_unweighted_mean": (
+        "the squares are centred on the plain mean of v: v^T J v is a variance under the "
+        "weights p, so centre on the p-weighted mean m = sum_j p_j v_j."
+    ),
+    "finite_fill": (
+        "-1e9 is a large but finite number: in a row where every key is hidden every score is "
+        "-1e9, subtracting the max leaves 0 everywhere and exp gives equal weights, 1/n_k each."
+    ),
+    "top_left_with_cache": (
+        "the diagonal starts at the top left, as if the new queries were the first tokens: "
+        "with a cache they are the last n_q of n_k, so query i sees keys j <= n_k - n_q + i "
+        "(causal_mask(n_q, n_k, align='bottom_right'))."
+    ),
+    "tied_scores_keep_gradient": (
+        "two tied top scores stay tied when every score is multiplied: the weights go to "
+        "(1/2, 1/2, 0), not to one weight of 1, and p_i (1 - p_i) = 1/4 stays."
+    ),
+    "diagonal_block_unmasked": (
+        "only whole blocks of future keys were left out: the block that holds the diagonal "
+        "still needs the mask inside it (key j <= query i), or each query sees a few keys "
+        "after itself."
     ),
     # ---- lessons 13 and 14: attention with no weights; order and positions ----
     "row_sums_differ": (

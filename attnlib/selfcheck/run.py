@@ -189,3 +189,61 @@ def call_cases(function, cases, seconds=TIME_LIMIT):
             why = "ran out of time"
         results += [{"error": _NOT_RUN.format(why)}] * (len(cases) - len(results))
     return results
+
+
+def expression_function(expr, names):
+    """A function of numbers that evaluates a sympy answer at one point: the "proof" kind.
+
+    ``expression_function(expr, names)(*values)`` puts ``values[i]`` in for the symbol
+    called ``names[i]`` (by name, so ``Symbol("p_1", positive=True)`` counts as ``p_1``)
+    and returns a float, or a flat float array for a matrix or a list of expressions.
+    It runs where the answer lives, the learner's kernel (through :func:`call_cases`):
+    the judge only ever receives the numbers, never the expression or a string to parse.
+
+    Parameters
+    ----------
+    expr : sympy expression, sympy matrix, number, or list of those
+    names : sequence of str
+        The names of the symbols the expression may use, in the order of ``values``.
+
+    Returns
+    -------
+    callable
+        Raises ``TypeError`` for a string (strings are never parsed) and ``NameError``
+        for a symbol that is not one of ``names``.
+
+    Examples
+    --------
+    >>> import sympy as sp
+    >>> p_1, p_2 = sp.symbols("p_1 p_2", positive=True)
+    >>> expression_function(p_1 * (1 - p_1 - p_2), ["p_1", "p_2"])(0.5, 0.25)
+    0.125
+    >>> expression_function([p_1, 2 * p_2], ["p_1", "p_2"])(1, 3)
+    array([1., 6.])
+    """
+    names = tuple(names)
+
+    def at(*values):
+        import sympy as sp
+
+        if isinstance(expr, (str, bytes)):
+            raise TypeError("a string is not an expression: build it from sympy symbols")
+        if isinstance(expr, (list, tuple)):
+            e = sp.Matrix(list(expr))
+        else:
+            e = sp.sympify(expr, strict=True)
+        point = dict(zip(names, values, strict=True))
+        unknown = sorted({str(s) for s in e.free_symbols} - set(point))
+        if unknown:
+            raise NameError(
+                f"the expression uses {', '.join(unknown)}; it may only use {', '.join(names)}"
+            )
+        e = e.subs({s: sp.Float(point[str(s)], 30) for s in e.free_symbols})
+        if isinstance(e, sp.MatrixBase) or getattr(e, "shape", ()):
+            return np.array(sp.Matrix(e).evalf(), dtype=np.float64).ravel()
+        number = complex(e.evalf())
+        if number.imag != 0:
+            raise ValueError(f"the expression is not real at this point ({number})")
+        return number.real
+
+    return at
