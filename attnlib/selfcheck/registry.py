@@ -29,6 +29,8 @@ LESSONS = (
     "10_multi_head_and_cross_attention",
     "11_gradients",
     "12_cost_and_memory",
+    "17_precision",
+    "18_checking_against_a_framework",
 )
 
 
