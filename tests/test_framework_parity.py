@@ -78,3 +78,30 @@ def test_is_causal_is_not_bottom_right(qkv):
     Q, K, V = qkv
     ours, _ = attention(Q, K, V, mask=BOTTOM_RIGHT)
     assert not np.allclose(ours, sdpa(Q, K, V, is_causal=True))
+
+
+def test_lesson_18_stores_the_same_verdict_with_torch():
+    # without torch, nbval compares lesson 18's stored outputs; with torch, the comparison cell
+    # runs for real and must print exactly the stored line (its details cell is not compared)
+    import json
+    from pathlib import Path
+
+    import nbformat
+    from nbclient import NotebookClient
+
+    path = (
+        Path(__file__).resolve().parent.parent / "notebooks/18_checking_against_a_framework.ipynb"
+    )
+    stored = json.loads(path.read_text())["cells"]
+    nb = nbformat.read(path, as_version=4)
+    NotebookClient(nb, timeout=120, resources={"metadata": {"path": str(path.parent)}}).execute()
+    verdict = [
+        i for i, c in enumerate(stored) if "compare_with_torch(CASES)" in "".join(c["source"])
+    ]
+    assert len(verdict) == 1
+    assert nb.cells[verdict[0]].outputs[0]["text"] == "".join(
+        stored[verdict[0]]["outputs"][0]["text"]
+    )
+    details = nb.cells[verdict[0] + 1]
+    assert details.metadata["tags"] == ["nbval-ignore-output"]
+    assert details.outputs[0]["text"].startswith(f"torch {torch.__version__}")
