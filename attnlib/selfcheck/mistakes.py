@@ -300,4 +300,72 @@ MISTAKES = {
         "elsewhere); through the softmax Jacobian it becomes the gradient with respect to "
         "the scores, p - e_t."
     ),
+    # ---- lessons 17 and 18: precision, checking against a framework -------------------------
+    "exponent_all_ones": (
+        "the all-ones exponent is kept for inf and nan: float16's top ordinary exponent is 15, "
+        "so its largest number is (2 - 2^-10) * 2^15."
+    ),
+    "max_power_of_two": (
+        "2^16 is already past float16's range: its largest number has every mantissa bit set "
+        "under the top exponent, (2 - 2^-10) * 2^15."
+    ),
+    "log10_not_ln": (
+        "exp(x) reaches x_max at x = ln(x_max), the natural logarithm (np.log), not log10."
+    ),
+    "fp16_sum_exact": (
+        "a float16 running total stalls: once the gap between float16 numbers at the total is "
+        "twice the addend, each addition lands halfway and rounds back (ties go to even)."
+    ),
+    "stall_copied": (
+        "the stall point depends on the addend: the total stops where the float16 gap is twice "
+        "the addend, and a smaller addend meets that gap at a smaller total."
+    ),
+    "cast_after_product": (
+        "the scores were formed in float16 and cast afterwards: Q @ K.T of float16 arrays is "
+        "already inf past 65504. Cast Q, K and V to float32 first and the output back once."
+    ),
+    "bf16_mantissa": (
+        "bfloat16 keeps float32's 8 exponent bits but only 7 mantissa bits: its largest number "
+        "is (2 - 2^-7) * 2^127, a little below float32's."
+    ),
+    "bf16_exponent": (
+        "bfloat16 has float32's range, not float16's: 8 exponent bits, so its top ordinary "
+        "exponent is 127, not 15."
+    ),
+    "causal_bottom_right": (
+        "is_causal is aligned at the top left: query i sees keys j <= i, even when n_q != n_k; "
+        "the bottom-right alignment is the one cached keys need."
+    ),
+    "causal_top_left": (
+        "with cached keys the queries are the newest n_q of n_k tokens: align at the bottom "
+        "right, so query i sees keys j <= i + n_k - n_q and the last query sees every key."
+    ),
+    "mask_inverted": (
+        "True means may attend, in attnlib and in SDPA's boolean attn_mask (the masks of "
+        "nn.MultiheadAttention mean the opposite): True marks the keys a query sees."
+    ),
+    "scale_divides": (
+        "SDPA's scale multiplies the scores, softmax(Q K^T * scale): dividing by it turns a "
+        "small scale into a large one."
+    ),
+    "scale_twice": (
+        "attnlib.attention already divides by sqrt(d_k): to get the scale s, multiply Q by "
+        "s * sqrt(d_k), not by s alone."
+    ),
+    "tolerance_too_tight": (
+        "float32 keeps about 7 significant digits and every product and sum rounds again: "
+        "float32 results do not meet float64's rtol = 1e-7."
+    ),
+    "tolerance_too_loose": (
+        "that passes, but so would many real bugs: choose the smallest tolerance the "
+        "precision supports, a few units of float32's 1e-7 here."
+    ),
+    "v_not_swapped": (
+        "V was left as (batch, n, heads, d_v): attention blends the rows of V's second-to-last "
+        "axis, so V needs the same swap of axes 1 and 2 as Q and K."
+    ),
+    "heads_as_tokens": (
+        "the arrays are (batch, n, heads, d): attention runs along the second-to-last axis, so "
+        "it attended across heads. Swap axes 1 and 2 before attention and back after."
+    ),
 }

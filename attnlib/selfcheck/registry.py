@@ -33,6 +33,8 @@ LESSONS = (
     "14_order_and_positions",
     "15_transformer_block",
     "16_training_an_attention_head",
+    "17_precision",
+    "18_checking_against_a_framework",
 )
 
 

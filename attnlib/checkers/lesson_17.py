@@ -1,0 +1,211 @@
+"""Checkers for lesson 17, precision: softmax in float32 and float16.
+
+Ids: ``fp16_limits`` (by hand: float16's largest number and where exp overflows),
+``softmax_half`` (write a softmax for float16 that computes in float32),
+``fp16_stall`` (predict then check: a float16 running total of 8192 weights),
+``attention_half_fix`` (find the bug: scores formed in float16 before the cast),
+``bf16_limits`` (transfer: the same two numbers for bfloat16). Expected answers come
+from numpy's ``finfo``, from bit patterns and from ``attnlib.core``.
+"""
+
+import numpy as np
+
+from .. import example as ex
+from ..core import attention, softmax
+from ..selfcheck.exercise import Exercise
+
+# ---- fp16_limits: float16's largest number and the score where exp overflows ---------------
+FP16_MAX = float(np.finfo(np.float16).max)
+FP16_LIMIT = float(np.log(FP16_MAX))
+
+FP16_LIMITS = Exercise(
+    id="fp16_limits",
+    lesson="17_precision",
+    kind="tuple",
+    answer="(x_max, x_limit)",
+    hints=[
+        "Every mantissa bit set gives 1.1111111111 in binary, just under 2; the top ordinary "
+        "exponent of float16 is 15.",
+        "exp(x) reaches x_max where x = ln(x_max).",
+        "x_max = (2 - 2**-10) * 2**15; x_limit = np.log(x_max)",
+    ],
+    solution=lambda: (
+        "x_max = (2 - 2**-10) * 2**15  # every mantissa bit set, the top ordinary exponent\n"
+        f"x_limit = np.log(x_max)  # = {FP16_LIMIT:.4f}"
+    ),
+    expected=(FP16_MAX, FP16_LIMIT),
+    mistakes={
+        0: {"exponent_all_ones": 2 * FP16_MAX, "max_power_of_two": 2.0**16},
+        1: {"log10_not_ln": float(np.log10(FP16_MAX))},
+    },
+    decimals=2,
+    names=("x_max", "x_limit"),
+)
+
+
+# ---- softmax_half: float16 in, float16 out, computed in float32 -----------------------------
+def _softmax_in(x, dtype, axis=-1, row_max=True):
+    """Softmax of x computed in ``dtype``, handed back as float16; switches make mistakes."""
+    z = np.asarray(x).astype(dtype)
+    top = z.max(axis=axis, keepdims=True) if row_max else z.max()
+    E = np.exp(z - top)
+    return (E / E.sum(axis=axis, keepdims=True)).astype(np.float16)
+
+
+def _naive_half(x):
+    E = np.exp(np.asarray(x, dtype=np.float16))  # overflows float16 past 11.09
+    return E / E.sum(axis=-1, keepdims=True)
+
+
+_rng = np.random.default_rng(17)
+SOFTMAX_HALF_CASES = [
+    (ex.SCALED.astype(np.float16),),  # the worked example's scaled scores, (3, 3)
+    ((10 * _rng.normal(size=(3, 5))).astype(np.float16),),  # scores past 11.09
+    (np.array([[30.0, 31.0, 29.0], [-80.0, -79.0, -81.0]], dtype=np.float16),),  # far apart
+]
+
+
+SOFTMAX_HALF = Exercise(
+    id="softmax_half",
+    lesson="17_precision",
+    kind="function",
+    answer="softmax_half",
+    hints=[
+        "Cast to float32 first; do every step there; cast the weights back to float16 once.",
+        "Subtract each row's own maximum (axis=-1, keepdims=True) before np.exp.",
+        "z = x.astype(np.float32); E = np.exp(z - z.max(axis=-1, keepdims=True)); "
+        "return (E / E.sum(axis=-1, keepdims=True)).astype(np.float16)",
+    ],
+    solution="def softmax_half(x):\n"
+    "    z = x.astype(np.float32)  # compute in float32\n"
+    "    E = np.exp(z - z.max(axis=-1, keepdims=True))  # (..., n_k), every entry in (0, 1]\n"
+    "    return (E / E.sum(axis=-1, keepdims=True)).astype(np.float16)  # rounded once",
+    cases=SOFTMAX_HALF_CASES,
+    reference=lambda x: softmax(x),  # attnlib: float16 in, float16 out, computed in float32
+    mistakes=[
+        ("wrong_axis", lambda x: _softmax_in(x, np.float32, axis=0)),
+        ("global_max", lambda x: _softmax_in(x, np.float32, row_max=False)),
+        ("overflow", _naive_half),
+    ],
+    decimals=3,
+    arg_names=("x",),
+)
+
+
+# ---- fp16_stall: a float16 running total of 8192 weights of 1/8192 --------------------------
+N_STALL = 8192
+_W = np.full(N_STALL, 1 / N_STALL, dtype=np.float16)  # each exactly 2^-13
+TOTAL16 = float(np.cumsum(_W, dtype=np.float16)[-1])  # one addition at a time, in float16
+TOTAL32 = float(np.cumsum(_W, dtype=np.float32)[-1])
+
+FP16_STALL = Exercise(
+    id="fp16_stall",
+    lesson="17_precision",
+    kind="tuple",
+    answer="(total16, total32)",
+    hints=[
+        "The float16 total stops growing once the gap between float16 numbers at the total "
+        "is twice the addend: then each addition lands halfway and rounds back.",
+        "The gap at a total in [2^k, 2^(k+1)) is 2^(k-10); the addend is 2^-13.",
+        "The gap is 2^-12 = 2 x 2^-13 from 0.25 on, so the float16 total stalls at 0.25.",
+    ],
+    solution=lambda: (
+        f"total16 = {TOTAL16:g}  # stalls where the gap is 2^-12\ntotal32 = {TOTAL32:g}"
+    ),
+    expected=(TOTAL16, TOTAL32),
+    mistakes={0: {"fp16_sum_exact": TOTAL32, "stall_copied": 0.5}},
+    decimals=3,
+    names=("total16", "total32"),
+)
+
+
+# ---- attention_half_fix: scores formed in float16, cast too late ----------------------------
+def _attention_half(Q, K, V, cast_first=True, root=True):
+    """float16 attention computed in float32; switches make the named mistakes."""
+    if cast_first:
+        Q, K = Q.astype(np.float32), K.astype(np.float32)
+    with np.errstate(all="ignore"):
+        S = (Q @ K.T).astype(np.float32)  # (n_q, n_k)
+        S = S / np.sqrt(np.float32(Q.shape[-1])) if root else S
+        E = np.exp(S - S.max(axis=-1, keepdims=True))
+        A = E / E.sum(axis=-1, keepdims=True)
+        return (A @ V.astype(np.float32)).astype(np.float16)
+
+
+_Q34, _K54, _V52 = (_rng.normal(size=s).astype(np.float16) for s in [(3, 4), (5, 4), (5, 2)])
+_Q_DOC, _K_DOC, _V_DOC = (M.astype(np.float16) for M in (ex.Q, ex.K, ex.V))
+ATTENTION_HALF_CASES = [
+    (_Q_DOC, _K_DOC, _V_DOC),  # the worked example in float16
+    (_Q34, _K54, _V52),  # n_q = 3, n_k = 5, d_k = 4, d_v = 2
+    (100 * _Q_DOC, 100 * _K_DOC, _V_DOC),  # scores up to 90000, past float16's 65504
+]
+
+
+ATTENTION_HALF_FIX = Exercise(
+    id="attention_half_fix",
+    lesson="17_precision",
+    kind="function",
+    answer="attention_half",
+    hints=[
+        "Try the broken function on 100 * Q and 100 * K: where does the first inf appear?",
+        "Q @ K.T of two float16 arrays is a float16 array: past 65504 it is already inf, "
+        "before any cast.",
+        "Cast Q and K (and V) to float32 before the product, then cast the output back once.",
+    ],
+    solution="def attention_half(Q, K, V):\n"
+    "    Q, K, V = (M.astype(np.float32) for M in (Q, K, V))  # cast first\n"
+    "    S = Q @ K.T / np.sqrt(np.float32(Q.shape[-1]))  # (n_q, n_k), in float32\n"
+    "    E = np.exp(S - S.max(axis=-1, keepdims=True))\n"
+    "    A = E / E.sum(axis=-1, keepdims=True)\n"
+    "    return (A @ V).astype(np.float16)  # rounded once, at the end",
+    cases=ATTENTION_HALF_CASES,
+    reference=lambda Q, K, V: attention(Q, K, V)[0],
+    mistakes=[
+        ("cast_after_product", lambda Q, K, V: _attention_half(Q, K, V, cast_first=False)),
+        ("unscaled", lambda Q, K, V: _attention_half(Q, K, V, root=False)),
+    ],
+    decimals=2,
+    arg_names=("Q", "K", "V"),
+)
+
+
+# ---- bf16_limits: transfer to bfloat16 (8 exponent bits, 7 mantissa bits) -------------------
+# bfloat16 is the top half of a float32: its largest finite number has the bits 0x7F7F.
+BF16_MAX = float(np.array([0x7F7F0000], dtype=np.uint32).view(np.float32)[0])
+BF16_LIMIT = float(np.log(BF16_MAX))
+
+BF16_LIMITS = Exercise(
+    id="bf16_limits",
+    lesson="17_precision",
+    kind="tuple",
+    answer="(x_max, x_limit)",
+    hints=[
+        "The rule of the lesson holds for any format: (2 - 2^-m) * 2^e for m mantissa bits "
+        "and top ordinary exponent e.",
+        "bfloat16 has float32's 8 exponent bits (top ordinary exponent 127) and 7 mantissa bits.",
+        "x_max = (2 - 2**-7) * 2**127; x_limit = np.log(x_max)",
+    ],
+    solution=lambda: (
+        f"x_max = (2 - 2**-7) * 2**127  # = {BF16_MAX:.5g}\n"
+        f"x_limit = np.log(x_max)  # = {BF16_LIMIT:.4f}, as float32's: the same exponent range"
+    ),
+    expected=(BF16_MAX, BF16_LIMIT),
+    mistakes={
+        0: {
+            "bf16_mantissa": float(np.finfo(np.float32).max),
+            "bf16_exponent": BF16_MAX / 2.0**112,  # the top exponent 15 in place of 127
+        },
+        1: {"log10_not_ln": float(np.log10(BF16_MAX))},
+    },
+    names=("x_max", "x_limit"),
+)
+
+
+# the exercises in the order of the notebook's check cells
+EXERCISES = (
+    FP16_LIMITS,
+    SOFTMAX_HALF,
+    FP16_STALL,
+    ATTENTION_HALF_FIX,
+    BF16_LIMITS,
+)

@@ -1,0 +1,107 @@
+"""attnlib.attention against PyTorch's scaled_dot_product_attention (lesson 18's comparison).
+
+Runs only where torch is installed (the course never requires it; install it into a
+separate environment). Layout (batch, heads, n, d) with unequal sizes; masks in each form
+SDPA takes; tolerances per dtype as lesson 18 derives them, gamma_n = n u / (1 - n u) with
+n = d_k + n_k.
+"""
+
+import numpy as np
+import pytest
+
+from attnlib import attention, causal_mask, padding_mask
+
+torch = pytest.importorskip(
+    "torch", reason="torch is not installed: the framework comparison is optional"
+)
+F = torch.nn.functional
+
+B, H, N_Q, N_K, D_K, D_V = 2, 3, 3, 5, 4, 2
+MANTISSA_BITS = {np.float64: 52, np.float32: 23, np.float16: 10}
+
+
+def tolerance(dtype):
+    n_u = (D_K + N_K) * 2.0 ** -(MANTISSA_BITS[dtype] + 1)
+    return n_u / (1 - n_u)
+
+
+@pytest.fixture
+def qkv():
+    rng = np.random.default_rng(18)
+    return tuple(rng.normal(size=(B, H, n, d)) for n, d in ((N_Q, D_K), (N_K, D_K), (N_K, D_V)))
+
+
+def sdpa(Q, K, V, **kwargs):
+    tensors = {
+        k: torch.from_numpy(v) if isinstance(v, np.ndarray) else v for k, v in kwargs.items()
+    }
+    return F.scaled_dot_product_attention(
+        *map(torch.from_numpy, (Q, K, V)), dropout_p=0.0, **tensors
+    ).numpy()
+
+
+PADDING = padding_mask([5, 3], n_k=N_K)[:, None]  # (B, 1, 1, n_k)
+TOP_LEFT = causal_mask(N_Q, N_K)
+BOTTOM_RIGHT = causal_mask(N_Q, N_K, align="bottom_right")
+CASES = {  # name: (attnlib's mask, SDPA's keyword arguments)
+    "no mask": (None, {}),
+    "padding, boolean": (PADDING, {"attn_mask": PADDING}),
+    "padding, additive": (PADDING, {"attn_mask": np.where(PADDING, 0.0, -np.inf)}),
+    "is_causal is top-left": (TOP_LEFT, {"is_causal": True}),
+    "bottom-right as attn_mask": (BOTTOM_RIGHT, {"attn_mask": BOTTOM_RIGHT}),
+    "padding and causal": (PADDING & TOP_LEFT, {"attn_mask": PADDING & TOP_LEFT}),
+}
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32, np.float16])
+@pytest.mark.parametrize("case", list(CASES))
+def test_attention_matches_sdpa(qkv, case, dtype):
+    mask, kwargs = CASES[case]
+    if "attn_mask" in kwargs and kwargs["attn_mask"].dtype != bool:
+        kwargs = {"attn_mask": kwargs["attn_mask"].astype(dtype)}  # SDPA: the queries' dtype
+    Q, K, V = (M.astype(dtype) for M in qkv)
+    ours, _ = attention(Q, K, V, mask=mask)
+    theirs = sdpa(Q, K, V, **kwargs)
+    assert ours.dtype == theirs.dtype == dtype
+    np.testing.assert_allclose(ours, theirs, rtol=tolerance(dtype), atol=tolerance(dtype))
+
+
+@pytest.mark.parametrize("scale", [1.0, 0.25])
+def test_sdpa_scale_is_attnlib_with_scaled_queries(qkv, scale):
+    Q, K, V = qkv
+    ours, _ = attention(Q * (scale * np.sqrt(D_K)), K, V)
+    np.testing.assert_allclose(ours, sdpa(Q, K, V, scale=scale), rtol=1e-12, atol=1e-15)
+
+
+def test_is_causal_is_not_bottom_right(qkv):
+    # the alignments differ when n_q != n_k: a comparison must pick the right one
+    Q, K, V = qkv
+    ours, _ = attention(Q, K, V, mask=BOTTOM_RIGHT)
+    assert not np.allclose(ours, sdpa(Q, K, V, is_causal=True))
+
+
+def test_lesson_18_stores_the_same_verdict_with_torch():
+    # without torch, nbval compares lesson 18's stored outputs; with torch, the comparison cell
+    # runs for real and must print exactly the stored line (its details cell is not compared)
+    import json
+    from pathlib import Path
+
+    import nbformat
+    from nbclient import NotebookClient
+
+    path = (
+        Path(__file__).resolve().parent.parent / "notebooks/18_checking_against_a_framework.ipynb"
+    )
+    stored = json.loads(path.read_text())["cells"]
+    nb = nbformat.read(path, as_version=4)
+    NotebookClient(nb, timeout=120, resources={"metadata": {"path": str(path.parent)}}).execute()
+    verdict = [
+        i for i, c in enumerate(stored) if "compare_with_torch(CASES)" in "".join(c["source"])
+    ]
+    assert len(verdict) == 1
+    assert nb.cells[verdict[0]].outputs[0]["text"] == "".join(
+        stored[verdict[0]]["outputs"][0]["text"]
+    )
+    details = nb.cells[verdict[0] + 1]
+    assert details.metadata["tags"] == ["nbval-ignore-output"]
+    assert details.outputs[0]["text"].startswith(f"torch {torch.__version__}")
