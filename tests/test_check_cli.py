@@ -31,8 +31,8 @@ def mixed_notebook():
             cell["source"] = (
                 'score_eat_seeds = 2 * 2 + 1 * 1\ncheck("score_eat_seeds", score_eat_seeds)'
             )
-        elif 'check("scores"' in source:
-            cell["source"] = 'S = K @ Q.T\ncheck("scores", S)'
+        elif 'check("rank_witness"' in source:
+            cell["source"] = 'z = [0, 0, 0]\ncheck("rank_witness", z)'
         elif 'check("double_keys"' in source:
             cell["source"] = "prediction = 2"  # the check line was deleted
     cells.append(code("print(undefined_name)"))  # a cell error outside any check
@@ -69,7 +69,7 @@ def test_the_table_the_reasons_and_the_summary_leave_the_file_alone(mixed, capsy
     rows = {line.split()[1]: " ".join(line.split()[2:]) for line in lines[2:6]}
     assert rows == {
         "score_eat_seeds": "passed",
-        "scores": "wrong: transposed",
+        "rank_witness": "wrong: trivial_witness",
         "scores_loop": "not attempted",
         "double_keys": "missing",
     }
@@ -99,7 +99,7 @@ def test_json_is_the_whole_report(mixed, capsys):
         "notebooks": 1,
     }
     by_id = {row["exercise"]: row for row in report["rows"]}
-    assert by_id["scores"]["mistake"] == "transposed"
+    assert by_id["rank_witness"]["mistake"] == "trivial_witness"
     assert by_id["scores_loop"]["message"] == "… scores_loop: not attempted yet"
     assert (
         report["cell_errors"][str(mixed)][0][1] == "NameError: name 'undefined_name' is not defined"
