@@ -180,6 +180,12 @@ FUNCTION_MISTAKES = [
     ("scores_loop", lambda Q, K: K @ Q.T, "transposed"),
     # the transfer tasks of lessons 01-06
     ("one_hot", lambda tokens, vocab: np.eye(len(tokens), len(vocab)), "one_hot_position"),
+    ("rank_witness_general", lambda K: np.zeros(len(K)), "trivial_witness"),
+    (
+        "rank_witness_general",
+        lambda K: np.append(np.linalg.solve(K[:-1], -K[-1]), 1),
+        "witness_keys_as_columns",
+    ),
     ("query_key_matrix", lambda W_Q, W_K: W_K @ W_Q.T, "transposed"),
     ("query_key_matrix", lambda W_Q, W_K: W_Q.T @ W_K, "qk_gram_dk"),
     (
@@ -392,7 +398,7 @@ def test_a_file_dropped_into_the_checkers_folder_is_never_read(scratch_registry,
     planted.write_text("raise SystemExit('read')\n", encoding="utf-8")
     try:
         assert check("x_matrix", ex.X.T, quiet=True).mistake == "tokens_as_columns"
-        assert len(registry.exercises()) == 52
+        assert len(registry.exercises()) == 53
     finally:
         planted.unlink()
 

@@ -311,6 +311,7 @@ def test_monkeypatching_numpy_builtins_and_the_registry_in_the_kernel_changes_no
     assert {e: r["status"] for e, r in found.items()} == {
         "score_eat_seeds": "not attempted",
         "rank_witness": "wrong",
+        "rank_witness_general": "not attempted",
         "scores_loop": "not attempted",
         "double_keys": "not attempted",
     }
@@ -336,6 +337,7 @@ def test_deleted_check_cells_are_missing_not_one_of_one_passed(graded):
     assert {e: r["status"] for e, r in found.items()} == {
         "score_eat_seeds": "missing",
         "rank_witness": "passed",
+        "rank_witness_general": "missing",
         "scores_loop": "missing",
         "double_keys": "missing",
     }
@@ -412,6 +414,7 @@ def test_verdicts_before_a_stop_are_kept_and_the_rest_not_reached(graded, studen
     assert {e: r["status"] for e, r in found.items()} == {
         "score_eat_seeds": "passed",
         "rank_witness": "not reached",
+        "rank_witness_general": "not reached",
         "scores_loop": "not reached",
         "double_keys": "not reached",
         "(notebook)": "error",
