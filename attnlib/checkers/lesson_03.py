@@ -1,6 +1,7 @@
 """Checkers for lesson 03, scoring: one score by hand, a proof that rank(Q K^T) <= d_k
-(``rank_witness``: a dependency between the columns of the worked example's S), a
-repaired score loop, and a prediction about doubled keys."""
+(``rank_witness``: a dependency between the columns of the worked example's S, then
+``rank_witness_general``: the same dependency for any d_k + 1 keys), a repaired score
+loop, and a prediction about doubled keys."""
 
 import numpy as np
 
@@ -136,10 +137,50 @@ RANK_WITNESS = Exercise(
 )
 
 
+# ---- rank_witness_general: the same z for any d_k + 1 keys, on unequal sizes ------------------
+_rng_r = np.random.default_rng(31)
+KEY_DEPENDENCY_CASES = [
+    (_rng_r.normal(size=(5, 4)),),  # d_k = 4, n_k = 5
+    (_rng_r.normal(size=(3, 2)),),  # d_k = 2, n_k = 3
+    (_rng_r.normal(size=(7, 6)),),  # d_k = 6, n_k = 7
+    (K,),  # the worked example
+]
+
+
+def _solve_without_transpose(K):
+    d_k = K.shape[-1]
+    return np.append(np.linalg.solve(K[:d_k], -K[d_k]), 1.0)  # K z = 0 instead of K^T z = 0
+
+
+RANK_WITNESS_GENERAL = Exercise(
+    id="rank_witness_general",
+    lesson="03_scoring",
+    kind="function",
+    answer="key_dependency",
+    hints=[
+        "Write z = (c, 1) with c of length d_k: K^T z = 0 says c_1 k_1 + ... + c_d k_d = -k_{d+1}.",
+        "That is a square system whose matrix has the first d_k keys as its columns.",
+        "d_k = K.shape[-1]; c = np.linalg.solve(K[:d_k].T, -K[d_k]); return np.append(c, 1.0)",
+    ],
+    solution="def key_dependency(K):\n"
+    "    d_k = K.shape[-1]\n"
+    "    c = np.linalg.solve(K[:d_k].T, -K[d_k])  # c_1 k_1 + ... + c_d k_d = -k_{d+1}\n"
+    "    return np.append(c, 1.0)  # (d_k + 1,)",
+    cases=KEY_DEPENDENCY_CASES,
+    reference=key_dependency,
+    mistakes=[
+        ("trivial_witness", lambda K: np.zeros(K.shape[0])),
+        ("witness_keys_as_columns", _solve_without_transpose),
+    ],
+    arg_names=("K",),
+)
+
+
 # the exercises in the order of the notebook's check cells
 EXERCISES = (
     SCORE_EAT_SEEDS,
     RANK_WITNESS,
+    RANK_WITNESS_GENERAL,
     SCORES_LOOP,
     DOUBLE_KEYS,
 )
