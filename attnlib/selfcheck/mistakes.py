@@ -193,9 +193,9 @@ MISTAKES = {
         "columns of S needs a z that is not 0 (here its last entry is 1)."
     ),
     "witness_keys_as_columns": (
-        "z weights the keys, and the keys are the rows of K: K^T z = z_1 k_1 + z_2 k_2 + "
-        "z_3 k_3 = 0 has the keys as the columns of its matrix (K[:2].T in np.linalg.solve, "
-        "not K[:2])."
+        "z weights the keys, and the keys are the rows of K: K^T z = z_1 k_1 + z_2 k_2 + ... "
+        "= 0 has the keys as the columns of its matrix (K[:d_k].T in np.linalg.solve, not "
+        "K[:d_k])."
     ),
     "batch_width": (
         "in a batch, Q has shape (..., n_q, d_k): len(Q) and Q.shape[0] count sentences (or "
