@@ -31,8 +31,8 @@ def mixed_notebook():
             cell["source"] = (
                 'score_eat_seeds = 2 * 2 + 1 * 1\ncheck("score_eat_seeds", score_eat_seeds)'
             )
-        elif 'check("scores"' in source:
-            cell["source"] = 'S = K @ Q.T\ncheck("scores", S)'
+        elif 'check("rank_witness"' in source:
+            cell["source"] = 'z = [0, 0, 0]\ncheck("rank_witness", z)'
         elif 'check("double_keys"' in source:
             cell["source"] = "prediction = 2"  # the check line was deleted
     cells.append(code("print(undefined_name)"))  # a cell error outside any check
@@ -66,10 +66,11 @@ def test_the_table_the_reasons_and_the_summary_leave_the_file_alone(mixed, capsy
     assert digest(mixed) == before
     out = capsys.readouterr().out
     lines = out.splitlines()
-    rows = {line.split()[1]: " ".join(line.split()[2:]) for line in lines[2:6]}
+    rows = {line.split()[1]: " ".join(line.split()[2:]) for line in lines[2:7]}
     assert rows == {
         "score_eat_seeds": "passed",
-        "scores": "wrong: transposed",
+        "rank_witness": "wrong: trivial_witness",
+        "rank_witness_general": "not attempted",
         "scores_loop": "not attempted",
         "double_keys": "missing",
     }
@@ -79,7 +80,7 @@ def test_the_table_the_reasons_and_the_summary_leave_the_file_alone(mixed, capsy
         out,
     )
     assert lines[-1] == (
-        "4 exercises in 1 notebook: 1 passed, 1 wrong, 1 not attempted, 1 missing, "
+        "5 exercises in 1 notebook: 1 passed, 1 wrong, 2 not attempted, 1 missing, "
         "0 not reached, 0 errors"
     )
 
@@ -91,15 +92,15 @@ def test_json_is_the_whole_report(mixed, capsys):
     assert report["summary"] == {
         "passed": 1,
         "wrong": 1,
-        "not attempted": 1,
+        "not attempted": 2,
         "missing": 1,
         "not reached": 0,
         "error": 0,
-        "total": 4,
+        "total": 5,
         "notebooks": 1,
     }
     by_id = {row["exercise"]: row for row in report["rows"]}
-    assert by_id["scores"]["mistake"] == "transposed"
+    assert by_id["rank_witness"]["mistake"] == "trivial_witness"
     assert by_id["scores_loop"]["message"] == "… scores_loop: not attempted yet"
     assert (
         report["cell_errors"][str(mixed)][0][1] == "NameError: name 'undefined_name' is not defined"
@@ -114,7 +115,7 @@ def test_json_lines_one_per_notebook_then_the_summary(mixed, tmp_path, capsys):
     lines = [json.loads(line) for line in captured.out.splitlines()]
     assert sorted(line["notebook"] for line in lines[:2]) == sorted([str(mixed), str(other)])
     assert set(lines[-1]) == {"summary", "by_folder", "all_passed", "tampered", "limits"}
-    assert lines[-1]["summary"]["total"] == 5
+    assert lines[-1]["summary"]["total"] == 6
     progress = captured.err.splitlines()
     assert len(progress) == 2 and all(re.match(r"\[[12]/2\] ", line) for line in progress)
 
@@ -148,10 +149,10 @@ def test_a_class_gets_one_summary_line_per_folder_and_j1_equals_j2(tmp_path, cap
     assert main(["check", "-q", "-j", "2", *folders]) == 1
     lines = capsys.readouterr().out.splitlines()
     assert lines[-3] == (
-        f"{tmp_path / 'alice'}: 4 of 4 exercises passed in 1 notebook (4 passed, 0 wrong, "
+        f"{tmp_path / 'alice'}: 5 of 5 exercises passed in 1 notebook (5 passed, 0 wrong, "
         "0 not attempted, 0 missing, 0 not reached, 0 errors)"
     )
-    assert lines[-2].startswith(f"{tmp_path / 'bob'}: 1 of 4 exercises passed in 1 notebook")
+    assert lines[-2].startswith(f"{tmp_path / 'bob'}: 1 of 5 exercises passed in 1 notebook")
     reports = []
     for jobs in ("1", "2"):
         assert main(["check", "--json", "-q", "-j", jobs, *folders]) == 1

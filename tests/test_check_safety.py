@@ -68,7 +68,7 @@ def test_no_function_answer_can_hang_check(short_limit, function):
 
 
 def test_a_value_whose_array_never_returns_cannot_hang_check(short_limit):
-    feedback = check("scores", NeverArray(), quiet=True)
+    feedback = check("x_matrix", NeverArray(), quiet=True)
     assert feedback.status == "wrong"
     assert f"took longer than {LIMIT:g} s to turn into numbers" in feedback.message
 
@@ -138,8 +138,8 @@ def test_stdout_is_unchanged_after_a_timeout_in_another_thread(short_limit):
 
 
 def test_masked_arrays_are_refused_with_a_pointer_to_mask():
-    hidden = np.ma.masked_array(ex.A, mask=np.ones_like(ex.A, dtype=bool))  # all masked
-    feedback = check("weights", hidden, quiet=True)
+    hidden = np.ma.masked_array(ex.X, mask=np.ones_like(ex.X, dtype=bool))  # all masked
+    feedback = check("x_matrix", hidden, quiet=True)
     assert feedback.status == "wrong" and "mask=" in feedback.message
     feedback = check("softmax", lambda x: np.ma.masked_invalid(softmax_rows(x)), quiet=True)
     assert feedback.status == "wrong" and "mask=" in feedback.message
@@ -153,12 +153,12 @@ def test_the_worked_example_is_read_only():
         ex.DOCUMENT["scores"].values[0, 0] = 0
     X = ex.X.copy()  # what a lesson does to change it
     X[:, :2] *= 10
-    assert check("scores", ex.S, quiet=True).passed
+    assert check("x_matrix", ex.X, quiet=True).passed
 
 
 def test_expected_values_and_cases_are_read_only():
     with pytest.raises(ValueError, match="read-only"):
-        registry.get("scores").expected[0, 0] = 0
+        registry.get("x_matrix").expected[0, 0] = 0
     with pytest.raises(ValueError, match="read-only"):
         registry.get("softmax").cases[0][0][0, 0] = 0
 
@@ -204,8 +204,8 @@ ODD = st.recursive(
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(answer=ODD, exercise_id=st.sampled_from(sorted(registry.exercises())))
-@example(answer=[10**400, 1], exercise_id="scores")  # too large for a float
-@example(answer=(np.ma.masked_array([1.0]), None), exercise_id="qkv")
+@example(answer=[10**400, 1], exercise_id="x_matrix")  # too large for a float
+@example(answer=(np.ma.masked_array([1.0]), None), exercise_id="sqrt_variance")  # a tuple
 def test_no_answer_is_ever_reported_as_the_checker_failing(answer, exercise_id):
     feedback = check(exercise_id, answer, quiet=True)
     assert "checker failed" not in feedback.message

@@ -224,10 +224,17 @@ RIGHT = [
     ("scaling_birds_weights", softmax_rows(S[0] / np.sqrt(2))),
     ("scaling_fix", lambda Q, K: Q @ K.T / np.sqrt(Q.shape[-1])),
     ("softmax_eat_row", softmax_rows(S[1] / np.sqrt(2))),
-    ("softmax_predict_shift", "same"),
+    ("scaled_scores_batched", lambda Q, K: Q @ np.swapaxes(K, -1, -2) / np.sqrt(Q.shape[-1])),
+    (
+        "scaled_scores_batched",
+        lambda Q, K: np.einsum("...id,...jd->...ij", Q, K) / Q.shape[-1] ** 0.5,
+    ),
+    ("float16_weights", softmax_rows(np.float16([[11.5, 9, 10, 8.5], [3, 12, 11.25, 0.5]]))),
+    ("softmax_predict_key_shift", "rises"),
     ("softmax_predict_double", "sharper"),
     ("softmax_fix_axis", weights_from_scores),
-    ("blend_birds_by_hand", [0.013 * 0 + 0.882 * 4 + 0.106 * 2, 0.013 * 4 + 0.882 * 2 + 0.106 * 4]),
+    ("blend_find_weights", [0.3, 0.4, 0.3]),
+    ("blend_value_change", np.outer(softmax_rows(S / np.sqrt(2))[:, 1], [6 - 4, 12 - 2])),
     ("blend_even_weights", [(0 + 4 + 2) / 3, (4 + 2 + 4) / 3]),
     ("blend_fix", lambda A, V: A @ V),
     ("formula_shapes", ((3, 5), (3, 2))),
@@ -240,7 +247,9 @@ RIGHT = [
     ("scaling_predict", " Smaller"),
     ("scaling_birds_weights", [0.013, 0.882, 0.106]),  # the document's rounded weights
     ("softmax_eat_row", [0.576, 0.140, 0.284]),
-    ("blend_birds_by_hand", (3.738, 2.237)),  # from the unrounded weights
+    ("float16_weights", softmax_rows(np.float64([[11.5, 9, 10, 8.5], [3, 12, 11.25, 0.5]]))),
+    ("blend_find_weights", (0.30, 0.40, 0.30)),
+    ("blend_value_change", [[1.76, 8.82], [0.28, 1.4], [1.15, 5.76]]),  # rounded by hand
     ("blend_even_weights", [2, 3.33]),
     ("formula_shapes", [[3, 5], [3, 2]]),
     ("formula_shapes", (np.array([3, 5]), (3, 2))),
@@ -318,8 +327,7 @@ WRONG = [
     ("softmax_eat_row", softmax_rows(S[1] / 2), "divided_by_d_k"),
     ("softmax_eat_row", softmax_rows(S[1] * np.sqrt(2)), "multiplied"),
     ("softmax_eat_row", softmax_rows(S[:, 1] / np.sqrt(2)), "wrong_axis"),
-    ("softmax_predict_shift", "sharper", "score_gaps"),
-    ("softmax_predict_shift", "flatter", "score_gaps"),
+    ("softmax_predict_key_shift", "unchanged", "shift_per_row"),
     ("softmax_predict_double", "same", "score_gaps"),
     ("softmax_predict_double", "flatter", "score_gaps"),
     ("softmax_fix_axis", lambda S, d_k: softmax_rows((S / np.sqrt(d_k)).T).T, "wrong_axis"),
@@ -329,12 +337,8 @@ WRONG = [
     ("softmax_fix_axis", lambda S, d_k: softmax_rows(S / d_k), "divided_by_d_k"),
     ("softmax_fix_axis", lambda S, d_k: softmax_rows(S * np.sqrt(d_k)), "multiplied"),
     # 06
-    (
-        "blend_birds_by_hand",
-        [0.013 * 0 + 0.576 * 4 + 0.140 * 2, 0.013 * 4 + 0.576 * 2 + 0.140 * 4],
-        "transposed",
-    ),
-    ("blend_birds_by_hand", np.array([0.002, 0.950, 0.047]) @ V, "unscaled"),
+    ("blend_value_change", np.outer(softmax_rows(S / np.sqrt(2))[1], [2, 10]), "transposed"),
+    ("blend_value_change", np.tile([2, 10], (3, 1)), "delta_not_weighted"),
     ("blend_even_weights", [0 + 4 + 2, 4 + 2 + 4], "not_normalised"),
     ("blend_fix", lambda A, V: A.T @ V, "transposed"),
     ("blend_fix", lambda A, V: np.ones_like(A) @ V, "not_normalised"),
@@ -489,7 +493,7 @@ OTHER = [
     ("cost_doubling", 4, "wrong", "expected a tuple of 2"),
     # an option that is not one, or another wrong option
     ("scaling_predict", "bigger", "wrong", "not one of the options: 'larger', 'smaller'"),
-    ("softmax_predict_shift", 3, "wrong", "not one of the options"),
+    ("softmax_predict_key_shift", 3, "wrong", "not one of the options"),
     ("mask_predict_finite_fill", "infinity", "wrong", "'nan', 'zeros', 'uniform'"),
     ("heads_cross_shape", (6, 9), "wrong", "is not it"),
     ("heads_cross_shape", (1, 2, 3), "wrong", "not one of the options"),
@@ -575,6 +579,7 @@ def test_each_broken_function_of_the_notebooks_is_named(lesson, name, exercise_i
     ("lesson", "name", "exercise_id"),
     [
         ("04_scaling", "fixed_scaled_scores", "scaling_fix"),
+        ("04_scaling", "batched_scaled_scores", "scaled_scores_batched"),
         ("05_softmax", "softmax", "softmax"),
         ("05_softmax", "weights_from_scores", "softmax_fix_axis"),
         ("06_blending_values", "blend", "blend_fix"),
@@ -589,10 +594,6 @@ def test_each_repaired_function_of_the_notebooks_passes(lesson, name, exercise_i
 
 
 def test_required_ids_accept_the_answers_of_these_notebooks():
-    A = softmax_rows(S / np.sqrt(d_k))
-    assert verdict("scaled_scores", S / np.sqrt(d_k)).passed
-    assert verdict("weights", A).passed
-    assert verdict("output", A @ V).passed
     assert verdict("softmax", softmax_rows).passed
 
 

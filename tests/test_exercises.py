@@ -91,7 +91,7 @@ def test_registry_is_the_course_in_order_and_ids_are_unique():
     assert ordered == list(registry.exercises())  # every exercise in exactly one lesson
     assert len(set(ordered)) == len(ordered)
     assert registry.for_notebook("00_start_here") == ()
-    assert registry.get("scores").lesson == "03_scoring"
+    assert registry.get("rank_witness").lesson == "03_scoring"
     assert registry.get("nope") is None and registry.get(3) is None
 
 

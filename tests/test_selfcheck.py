@@ -11,7 +11,7 @@ import pytest
 from attnlib import example as ex
 from attnlib import selfcheck
 from attnlib.checkers import formula, lesson_01, lesson_02, lesson_03
-from attnlib.core import attention_weights, project, qk_scores, scale_scores, softmax
+from attnlib.core import attention_weights, project, qk_scores, softmax
 from attnlib.selfcheck import Feedback, check, hint, registry, solution
 from attnlib.selfcheck.exercise import Exercise
 from attnlib.selfcheck.run import call_cases
@@ -23,16 +23,15 @@ A = attention_weights(Q, K)
 d_k = ex.d_k
 
 
+with np.errstate(over="ignore", invalid="ignore"):  # exp(11.5) overflows float16
+    NAIVE_FLOAT16 = naive_softmax(np.float16([[11.5, 9, 10, 8.5], [3, 12, 11.25, 0.5]]))
+
+
 def learner_attention(Q, K, V):
     return softmax_rows(Q @ K.T / np.sqrt(K.shape[-1])) @ V
 
 
 REFERENCE = {
-    "qkv": (Q, K, V),
-    "scores": S,
-    "scaled_scores": S / np.sqrt(d_k),
-    "weights": A,
-    "output": A @ V,
     "softmax": softmax_rows,
     "attention": learner_attention,
     # lessons 01-03
@@ -51,7 +50,7 @@ REFERENCE = {
 
 def test_the_registry_holds_the_required_ids():
     exercises = registry.exercises()
-    for exercise_id in ("qkv", "scores", "scaled_scores", "weights", "output", "softmax"):
+    for exercise_id in ("softmax", "attention"):
         assert exercise_id in exercises
     assert exercises["attention"] is formula.ATTENTION
     assert exercises["attention"].lesson == "07_the_whole_formula"
@@ -67,11 +66,10 @@ def test_checker_accepts_the_reference_answer(exercise_id, capsys):
 @pytest.mark.parametrize(
     "exercise_id, answer",
     [
-        ("scores", S.tolist()),  # a list is fine
-        ("scores", S.astype(int)),  # so are integers
-        ("scaled_scores", ex.DOCUMENT["scaled_scores"].values),  # rounded by hand to 2 decimals
-        ("output", ex.DOCUMENT["output"].values),
-        ("weights", np.round(A, 3)),
+        ("x_matrix", ex.X.tolist()),  # a list is fine
+        ("x_matrix", ex.X.astype(int)),  # so are integers
+        ("rank_witness", [-0.5, -0.5, 1]),
+        ("blend_value_change", np.round(np.outer(A[:, 1], [2, 10]), 2)),  # rounded by hand
         ("x_shape", [7, 6]),
         ("double_keys", " Doubled"),
     ],
@@ -81,25 +79,6 @@ def test_checker_accepts_equivalent_forms(exercise_id, answer):
 
 
 ARRAY_MISTAKES = [
-    ("qkv", (K, Q, V), "swapped_qk"),
-    ("qkv", (Q.T, K, V), "tokens_as_columns"),  # lesson 02: a projection, not the scores
-    ("qkv", (Q, K, V.T), "tokens_as_columns"),
-    ("scores", S.T, "transposed"),
-    ("scaled_scores", S, "unscaled"),
-    ("scaled_scores", S / d_k, "divided_by_d_k"),
-    ("scaled_scores", S * np.sqrt(d_k), "multiplied"),
-    ("scaled_scores", S.T / np.sqrt(d_k), "transposed"),
-    ("weights", softmax(S), "unscaled"),
-    ("weights", softmax(S / d_k), "divided_by_d_k"),
-    ("weights", softmax(S * np.sqrt(d_k)), "multiplied"),
-    ("weights", softmax(S / np.sqrt(d_k), axis=0), "wrong_axis"),
-    ("weights", A.T, "transposed"),
-    ("weights", softmax(S.T / np.sqrt(d_k)), "transposed"),
-    ("output", softmax(S) @ V, "unscaled"),
-    ("output", softmax(S / d_k) @ V, "divided_by_d_k"),
-    ("output", softmax(S * np.sqrt(d_k)) @ V, "multiplied"),
-    ("output", softmax(S / np.sqrt(d_k), axis=0) @ V, "wrong_axis"),
-    ("output", A.T @ V, "transposed"),
     # lessons 01-03
     ("x_matrix", ex.X.T, "tokens_as_columns"),
     ("x_matrix", ex.X[[2, 1, 0]], None),
@@ -113,6 +92,19 @@ ARRAY_MISTAKES = [
     ("q_shape", (64, 10), "tokens_as_columns"),
     ("score_eat_seeds", S[2, 1], "transposed"),
     ("double_keys", "quadrupled", "scores_not_linear"),
+    # the transfer tasks of lessons 01-06, answered the way a learner slips
+    ("rank_witness", [0, 0, 0], "trivial_witness"),
+    ("rank_witness", [-2 / 3, -1 / 6, 1], "witness_keys_as_columns"),  # solve(K[:2], -K[2])
+    ("rank_witness", [-4 / 7, -5 / 7, 1], None),  # z^T S = 0: the rows, not the columns
+    (
+        "float16_weights",
+        NAIVE_FLOAT16,
+        "overflow",
+    ),
+    ("softmax_predict_key_shift", "unchanged", "shift_per_row"),
+    ("blend_find_weights", np.linalg.lstsq(V.T, [2.2, 3.2], rcond=None)[0], "weights_sum_to_one"),
+    ("blend_value_change", np.outer(A[1], [2, 10]), "transposed"),
+    ("blend_value_change", [[2, 10]] * 3, "delta_not_weighted"),
 ]
 
 
@@ -186,6 +178,26 @@ FUNCTION_MISTAKES = [
     ("qkv_fn", lambda X, W_Q, W_K, W_V: (X @ W_Q, X @ W_K, W_V.T @ X.T), "tokens_as_columns"),
     ("scores_loop", lesson_03._scores_loop_bug, "loop_index"),
     ("scores_loop", lambda Q, K: K @ Q.T, "transposed"),
+    # the transfer tasks of lessons 01-06
+    ("one_hot", lambda tokens, vocab: np.eye(len(tokens), len(vocab)), "one_hot_position"),
+    ("rank_witness_general", lambda K: np.zeros(len(K)), "trivial_witness"),
+    (
+        "rank_witness_general",
+        lambda K: np.append(np.linalg.solve(K[:-1], -K[-1]), 1),
+        "witness_keys_as_columns",
+    ),
+    ("query_key_matrix", lambda W_Q, W_K: W_K @ W_Q.T, "transposed"),
+    ("query_key_matrix", lambda W_Q, W_K: W_Q.T @ W_K, "qk_gram_dk"),
+    (
+        "scaled_scores_batched",
+        lambda Q, K: Q @ np.swapaxes(K, -1, -2) / np.sqrt(len(Q)),
+        "batch_width",
+    ),
+    (
+        "scaled_scores_batched",
+        lambda Q, K: Q @ np.swapaxes(K, -1, -2) / np.sqrt(Q.shape[1]),
+        "counted_tokens",
+    ),
 ]
 
 
@@ -199,27 +211,26 @@ def test_function_checker_names_the_mistake(exercise_id, function, code):
 
 def test_the_broken_functions_in_the_notebooks_are_recognised():
     def queries_keys_values_broken(X, W_Q, W_K, W_V):  # as in exercise 02.4
-        return X @ W_K, X @ W_Q, W_V.T @ X.T
+        return X @ W_K, X @ W_Q, X @ W_V
 
     assert check("qkv_fn", queries_keys_values_broken, quiet=True).mistake == "swapped_qk"
 
 
 def test_any_other_wrong_answer_shows_the_first_wrong_entry(capsys):
-    answer = S.copy()
+    answer = ex.X.copy()
     answer[2, 2] = 8
-    feedback = check("scores", answer)
+    feedback = check("x_matrix", answer)
     assert (feedback.passed, feedback.mistake) == (False, None)
-    assert (
-        capsys.readouterr().out == "✗ scores: wrong: your answer: entry [2, 2] is 8, expected 7.\n"
-    )
+    assert capsys.readouterr().out == "✗ x_matrix: wrong: X: entry [2, 2] is 8, expected 0.\n"
 
 
 def test_hand_rounding_is_accepted_only_within_one_unit_of_the_last_decimal():
-    answer = np.round(S / np.sqrt(d_k), 2)
+    answer = np.round(np.outer(A[:, 1], [2, 10]), 2)  # blend_value_change
+    assert check("blend_value_change", answer, quiet=True).passed
     answer[0, 1] += 0.02
-    feedback = check("scaled_scores", answer, quiet=True)
+    feedback = check("blend_value_change", answer, quiet=True)
     assert feedback.mistake is None
-    assert "entry [0, 1] is 6.38, expected 6.364 (to 2 decimals)" in feedback.message
+    assert "entry [0, 1] is 8.84, expected 8.816 (to 2 decimals)" in feedback.message
 
 
 def test_wrong_function_says_which_input_and_entry():
@@ -235,24 +246,24 @@ def test_wrong_function_says_which_input_and_entry():
         ({}, "is a dict"),
         ([[1, 2], [3]], "not a grid of numbers"),
         ([["a", "b", "c"]] * 3, "not a grid of numbers"),
-        (S + 1j, "complex"),
-        (S[:2], r"shape \(2, 3\), expected \(3, 3\)"),
-        (S.ravel(), r"shape \(9,\), expected \(3, 3\)"),
-        (np.full((3, 3), np.nan), "expected a finite number"),
+        (ex.X + 1j, "complex"),
+        (ex.X[:2], r"shape \(2, 4\), expected \(3, 4\)"),
+        (ex.X.ravel(), r"shape \(12,\), expected \(3, 4\)"),
+        (np.full((3, 4), np.nan), "expected a finite number"),
         (len, "is a function"),
     ],
 )
 def test_odd_answers_give_one_clear_line(answer, says, capsys):
-    feedback = check("scores", answer)
+    feedback = check("x_matrix", answer)
     assert (feedback.passed, feedback.status) == (False, "wrong")
     out = capsys.readouterr().out
-    assert out.count("\n") == 1 and out.startswith("✗ scores: wrong: ")
+    assert out.count("\n") == 1 and out.startswith("✗ x_matrix: wrong: ")
     assert pytest.importorskip("re").search(says, feedback.message)
 
 
-@pytest.mark.parametrize("answer", [..., None, (..., ..., ...), (Q, ..., V), [[3, 9, ...]]])
+@pytest.mark.parametrize("answer", [..., None, (..., ...), (512, ...), [[1, 0, ...]]])
 def test_placeholders_are_not_attempted(answer, capsys):
-    exercise_id = "qkv" if isinstance(answer, tuple) else "scores"
+    exercise_id = "sqrt_variance" if isinstance(answer, tuple) else "x_matrix"  # a tuple, a value
     feedback = check(exercise_id, answer)
     assert (feedback.passed, feedback.status, feedback.mistake) == (False, "not attempted", None)
     assert capsys.readouterr().out == f"… {exercise_id}: not attempted yet\n"
@@ -333,10 +344,10 @@ def test_time_limit_also_works_outside_the_main_thread():
 
 
 def test_unknown_id_and_missing_answer_are_one_line_errors(capsys):
-    feedback = check("score", S)
-    assert feedback.status == "error" and "did you mean 'scores'?" in feedback.message
-    assert check("scores").message == (
-        "✗ scores: error: pass your answer too: check('scores', your_answer)."
+    feedback = check("x_matric", ex.X)
+    assert feedback.status == "error" and "did you mean 'x_matrix'?" in feedback.message
+    assert check("x_matrix").message == (
+        "✗ x_matrix: error: pass your answer too: check('x_matrix', your_answer)."
     )
     assert capsys.readouterr().out.count("\n") == 2
 
@@ -367,13 +378,13 @@ def test_duplicate_ids_and_foreign_exercises_are_refused(scratch_registry, monke
     from attnlib.checkers import lesson_04
 
     original = lesson_04.EXERCISES
-    monkeypatch.setattr(lesson_04, "EXERCISES", (*original, formula.SCORES))
-    with pytest.raises(ValueError, match="'scores' is listed in attnlib.checkers.lesson_04"):
+    monkeypatch.setattr(lesson_04, "EXERCISES", (*original, lesson_03.RANK_WITNESS))
+    with pytest.raises(ValueError, match="'rank_witness' is listed in attnlib.checkers.lesson_04"):
         registry.exercises()
     registry._build.cache_clear()
-    copy = Exercise(**{**formula.SCORES.__dict__, "lesson": "04_scaling"})
+    copy = Exercise(**{**lesson_03.RANK_WITNESS.__dict__, "lesson": "04_scaling"})
     monkeypatch.setattr(lesson_04, "EXERCISES", (*original, copy))
-    with pytest.raises(ValueError, match="exercise id 'scores' is listed twice"):
+    with pytest.raises(ValueError, match="exercise id 'rank_witness' is listed twice"):
         registry.exercises()
     with pytest.raises(ValueError, match="unknown mistake code 'nope'"):
         selfcheck.judge.wrong("x", mistake="nope")
@@ -388,69 +399,47 @@ def test_a_file_dropped_into_the_checkers_folder_is_never_read(scratch_registry,
     planted = folder / "zz_planted_by_a_test.py"
     planted.write_text("raise SystemExit('read')\n", encoding="utf-8")
     try:
-        assert check("scores", S.T, quiet=True).mistake == "transposed"
+        assert check("x_matrix", ex.X.T, quiet=True).mistake == "tokens_as_columns"
         assert list(registry.exercises()) == listed
     finally:
         planted.unlink()
 
 
 def test_hint_gives_one_more_hint_per_call(scratch_registry, capsys):
-    n = len(registry.get("weights").hints)
+    n = len(registry.get("float16_weights").hints)
     for k in range(1, n + 2):
-        hint("weights")
+        hint("float16_weights")
         out = capsys.readouterr().out
-        assert out.startswith(f"hint {min(k, n)} of {n} for weights: ")
-    assert "solution('weights') shows the answer" in out
+        assert out.startswith(f"hint {min(k, n)} of {n} for float16_weights: ")
+    assert "solution('float16_weights') shows the answer" in out
     hint("nope")
     assert capsys.readouterr().out == "hint: no exercise is called 'nope'\n"
 
 
 def test_solution_shows_the_reference(capsys):
-    solution("scores")
+    solution("rank_witness")
     out = capsys.readouterr().out
-    assert out.startswith("solution for scores:\nS = Q @ K.T\n")
-    assert "[6. 8. 7.]" in out
+    assert out.startswith("solution for rank_witness:\nz = [-1 / 2, -1 / 2, 1]")
+    assert "# [-0.5, -0.5, 1.0]" in out
 
 
 def test_feedback_carries_a_machine_readable_record():
-    feedback = check("scores", S.T, quiet=True)
+    feedback = check("x_matrix", ex.X.T, quiet=True)
     assert isinstance(feedback, Feedback)
     assert feedback.record() == {
-        "exercise": "scores",
+        "exercise": "x_matrix",
         "status": "wrong",
-        "mistake": "transposed",
+        "mistake": "tokens_as_columns",
         "message": feedback.message,
     }
 
 
 def test_expected_answers_come_from_attnlib_core():
-    np.testing.assert_allclose(formula.S, qk_scores(Q, K))
-    np.testing.assert_allclose(formula.OUTPUT, attention_weights(Q, K) @ V)
-    np.testing.assert_allclose(
-        scale_scores(formula.S, d_k), ex.DOCUMENT["scaled_scores"].values, atol=0.005
-    )
+    from attnlib.checkers import lesson_05, lesson_06
+
+    np.testing.assert_allclose(formula.Q, Q)
+    np.testing.assert_allclose(lesson_03.S @ lesson_03.RANK_WITNESS.expected, 0, atol=1e-12)
+    np.testing.assert_allclose(lesson_06.FOUND_WEIGHTS @ V, [2.2, 3.2])
+    np.testing.assert_allclose(lesson_05.SCALED, ex.DOCUMENT["scaled_scores"].values, atol=0.005)
     np.testing.assert_allclose(lesson_02.Q, Q)
     np.testing.assert_array_equal(lesson_01.VECTORS["eat"], ex.X[1])
-
-
-# The names each exercise notebook defines before the cell that checks the id (exercises
-# 03-06), and the name the answer goes in.
-EXERCISE_NAMESPACE = {
-    "scores": ({"Q": Q, "K": K}, "S"),
-    "scaled_scores": ({"S": S, "d_k": d_k}, "scaled_scores"),
-    # exercise 05 has scaled_scores and the learner's own softmax(x), which takes no axis
-    "weights": ({"scaled_scores": scale_scores(S, d_k), "softmax": softmax_rows}, "weights"),
-    "output": ({"weights": A, "V": V}, "output"),
-}
-
-
-@pytest.mark.parametrize("exercise_id", sorted(EXERCISE_NAMESPACE))
-def test_solution_code_runs_in_its_exercise_and_passes(exercise_id, capsys):
-    # a learner may paste the shown solution into the exercise cell: it must run there
-    names, answer_name = EXERCISE_NAMESPACE[exercise_id]
-    solution(exercise_id)
-    lines = capsys.readouterr().out.splitlines()[1:]  # after "solution for <id>:"
-    code = "\n".join(line for line in lines if not line.lstrip().startswith("["))  # no arrays
-    namespace = {"np": np, **names}
-    exec(code, namespace)
-    assert check(exercise_id, namespace[answer_name], quiet=True).passed

@@ -1,9 +1,9 @@
 """The course's exercises as data, one module per lesson.
 
 ``lesson_NN.py`` holds ``EXERCISES``, a tuple of :class:`attnlib.selfcheck.Exercise` in
-the order of the exercise notebook's check cells; ``formula.py`` holds the exercises of
-the whole formula (``qkv``, ``scores``, ``scaled_scores``, ``weights``, ``output``,
-``softmax``, ``attention``), which the lessons list where their notebooks check them.
+the order of the exercise notebook's check cells; ``formula.py`` holds the
+exercises of the formula that a lesson other than their own leans on (``softmax``,
+``attention``), which the lessons list where their notebooks check them.
 Nothing here registers itself: :mod:`attnlib.selfcheck.registry` imports exactly the
 lessons it lists, so a file dropped into this folder is never read.
 

@@ -1,127 +1,18 @@
-"""The required exercise ids of the whole formula, on the worked example.
+"""The exercises of the whole formula that more than one lesson leans on.
 
-``qkv``, ``scores``, ``scaled_scores``, ``weights``, ``output`` (values) and
-``softmax``, ``attention`` (functions). Any lesson's notebook may use them.
+``softmax`` (lesson 05: write a stable softmax) and ``attention`` (lesson 07: the whole
+formula as a function), both functions checked on unequal shapes and large scores.
 Expected answers and every mistake's value come from ``attnlib.core``.
 """
 
 import numpy as np
 
 from .. import example as ex
-from ..core import attention_weights, scale_scores, softmax
+from ..core import attention_weights, softmax
 from ..selfcheck.exercise import Exercise
 from . import naive_softmax
 
-# ---- the worked example, computed once in attnlib.example ---------------------------------
-Q, K, V, S, A, OUTPUT = ex.Q, ex.K, ex.V, ex.S, ex.A, ex.OUTPUT  # (3, 2) x 3, (3, 3) x 2, (3, 2)
-d_k, d_model = ex.d_k, ex.d_model
-
-# Every named mistake of the scaling and softmax steps, as (code, weights) pairs.
-# d_k = 2 and d_model = 4 here, so sqrt(d_model) = d_k: dividing by 2 is reported as
-# divided_by_d_k (the more common slip), and wrong_d cannot be told apart on this example;
-# the function exercises, on inputs with d_model != d_k, name it.
-WEIGHTS_MISTAKES = (
-    ("transposed", softmax(scale_scores(S.T, d_k))),  # K Q^T
-    ("transposed", A.T),  # weights transposed
-    ("unscaled", softmax(S)),
-    ("divided_by_d_k", softmax(S / d_k)),
-    ("multiplied", softmax(S * np.sqrt(d_k))),
-    ("wrong_axis", softmax(scale_scores(S, d_k), axis=0)),
-)
-
-
-QKV = Exercise(
-    id="qkv",
-    lesson="02_queries_keys_values",
-    kind="tuple",
-    answer="(Q, K, V)",
-    hints=[
-        "Each of Q, K and V is X times one weight matrix.",
-        "Q = X @ W_Q, K = X @ W_K, V = X @ W_V: (3, 4) @ (4, 2) -> (3, 2).",
-    ],
-    solution="Q = X @ W_Q\nK = X @ W_K\nV = X @ W_V\ncheck('qkv', (Q, K, V))",
-    expected=(Q, K, V),
-    mistakes={
-        # a transposed projection puts tokens in columns (lesson 02: no scores yet)
-        0: {"swapped_qk": K, "tokens_as_columns": Q.T},
-        1: {"swapped_qk": Q, "tokens_as_columns": K.T},
-        2: {"tokens_as_columns": V.T},
-    },
-    names=("Q", "K", "V"),
-)
-
-
-SCORES = Exercise(
-    id="scores",
-    lesson="03_scoring",
-    kind="value",
-    answer="S",
-    hints=[
-        "Entry [i, j] is the dot product of query i with key j.",
-        "All nine at once: S = Q @ K.T, shape (n_q, n_k) = (3, 3).",
-    ],
-    solution=lambda: f"S = Q @ K.T\n{S}",
-    expected=S,
-    mistakes={"transposed": S.T},  # swapped W_Q and W_K give S.T too: reported as transposed
-)
-
-
-SCALED_SCORES = Exercise(
-    id="scaled_scores",
-    lesson="04_scaling",
-    kind="value",
-    answer="scaled_scores",
-    hints=[
-        "Divide every score by the same number.",
-        f"That number is sqrt(d_k); here d_k = {d_k}, the width of a key.",
-        "scaled_scores = S / np.sqrt(d_k)",
-    ],
-    solution=lambda: f"scaled_scores = S / np.sqrt(d_k)\n{scale_scores(S, d_k)}",
-    expected=scale_scores(S, d_k),
-    mistakes={
-        "unscaled": S,
-        "divided_by_d_k": S / d_k,
-        "multiplied": S * np.sqrt(d_k),
-        "transposed": scale_scores(S.T, d_k),
-    },
-    decimals=2,
-)
-
-
-WEIGHTS = Exercise(
-    id="weights",
-    lesson="05_softmax",
-    kind="value",
-    answer="weights",
-    hints=[
-        "Scale the scores first, then softmax each row.",
-        "Each row of the weights is positive and sums to 1.",
-        "weights = softmax(S / np.sqrt(d_k)) along the last axis.",
-    ],
-    solution=lambda: (
-        f"weights = softmax(scaled_scores)  # scaled_scores = S / np.sqrt(d_k), rows sum to 1\n{A}"
-    ),
-    expected=A,
-    mistakes=WEIGHTS_MISTAKES,
-    decimals=3,
-)
-
-
-OUTPUT_EXERCISE = Exercise(
-    id="output",
-    lesson="06_blending_values",
-    kind="value",
-    answer="output",
-    hints=[
-        "Each output row is a blend of the rows of V.",
-        "The blend's proportions are that query's row of weights.",
-        "output = weights @ V: (3, 3) @ (3, 2) -> (3, 2).",
-    ],
-    solution=lambda: f"output = weights @ V\n{OUTPUT}",
-    expected=OUTPUT,
-    mistakes=tuple((code, W @ V) for code, W in WEIGHTS_MISTAKES),  # the same slips, blended
-    decimals=2,
-)
+Q, K, V = ex.Q, ex.K, ex.V  # the worked example, (3, 2) each
 
 
 # ---- function exercises: several inputs, unequal shapes, large scores ---------------------

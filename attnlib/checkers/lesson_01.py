@@ -1,4 +1,5 @@
-"""Checkers for lesson 01, words to vectors: build X, its shape, a column, embed()."""
+"""Checkers for lesson 01, words to vectors: build X, its shape, a column, embed(), and a
+transfer task, one_hot() (X from a vocabulary instead of a table of vectors)."""
 
 import numpy as np
 
@@ -17,7 +18,7 @@ X_MATRIX = Exercise(
         "One row per token, in the sentence's order.",
         "X = np.array([birds' vector, eat's vector, seeds' vector]), shape (3, 4).",
     ],
-    solution=lambda: f"X = np.array([[1, 0, 2, 0], [0, 2, 0, 1], [1, 1, 0, 1]])\n{ex.X}",
+    solution="X = np.array([[1, 0, 2, 0], [0, 2, 0, 1], [1, 1, 0, 1]], dtype=float)  # (3, 4)",
     expected=ex.X,
     mistakes={"tokens_as_columns": ex.X.T, "rows_out_of_order": ex.X[[1, 0, 2]]},
     name="X",
@@ -33,7 +34,7 @@ X_SHAPE = Exercise(
         "The first number counts rows (tokens), the second counts columns (features).",
         "Seven tokens of six numbers each: (7, 6).",
     ],
-    solution="(7, 6): n = 7 rows, d_model = 6 columns",
+    solution="predicted_shape = (7, 6)  # n = 7 rows, d_model = 6 columns",
     expected=(7, 6),
     options=[(7, 6), (6, 7), (7,), (6,), (42,)],
     mistakes={(6, 7): "tokens_as_columns"},
@@ -49,7 +50,7 @@ FEATURE_COLUMN = Exercise(
         "A feature is a column: pick every row and one column.",
         "dim 3 in the printed table is index 2 in numpy: X[:, 2].",
     ],
-    solution=lambda: f"X[:, 2]\n{ex.X[:, 2]}",
+    solution=lambda: f"column = X[:, 2]  # {ex.X[:, 2].tolist()}: every row, index 2",
     expected=ex.X[:, 2],
     mistakes=[
         ("row_not_column", ex.X[2]),
@@ -99,10 +100,52 @@ EMBED = Exercise(
 )
 
 
+# ---- one_hot: the same stacking, with vectors made from a vocabulary -----------------------
+def _one_hot(tokens, vocab):
+    X = np.zeros((len(tokens), len(vocab)))  # (n, d_model) with d_model = len(vocab)
+    for i, token in enumerate(tokens):
+        X[i, vocab.index(token)] = 1.0
+    return X
+
+
+ONE_HOT_CASES = [
+    (["seeds", "birds", "eat", "eat"], ["birds", "eat", "seeds"]),  # n = 4 > len(vocab) = 3
+    (["c", "a", "e", "a", "b"], list("abcdef")),  # n = 5, d_model = 6, a repeated token
+    (["f"], list("abcdef")),  # one token
+    (list(ex.TOKENS), list(ex.TOKENS)),  # the sentence itself: X is the identity
+]
+
+
+ONE_HOT = Exercise(
+    id="one_hot",
+    lesson="01_words_to_vectors",
+    kind="function",
+    answer="one_hot",
+    hints=[
+        "Every row is one token, as in X; its only 1 sits in the column of that word in vocab.",
+        "Start from np.zeros((len(tokens), len(vocab))) and set one entry per row.",
+        "X[i, vocab.index(token)] = 1 for each position i and its token.",
+    ],
+    solution="def one_hot(tokens, vocab):\n"
+    "    X = np.zeros((len(tokens), len(vocab)))  # (n, d_model) with d_model = len(vocab)\n"
+    "    for i, token in enumerate(tokens):\n"
+    "        X[i, vocab.index(token)] = 1.0\n"
+    "    return X",
+    cases=ONE_HOT_CASES,
+    reference=_one_hot,
+    mistakes=[
+        ("tokens_as_columns", lambda tokens, vocab: _one_hot(tokens, vocab).T),
+        ("one_hot_position", lambda tokens, vocab: np.eye(len(tokens), len(vocab))),
+    ],
+    arg_names=("tokens", "vocab"),
+)
+
+
 # the exercises in the order of the notebook's check cells
 EXERCISES = (
     X_MATRIX,
     X_SHAPE,
     FEATURE_COLUMN,
     EMBED,
+    ONE_HOT,
 )

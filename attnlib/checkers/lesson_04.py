@@ -1,10 +1,10 @@
 """Checkers for lesson 04, scaling the scores.
 
-Ids: ``scaling_birds_eat`` (one scaled score by hand), ``scaling_predict`` and
-``scaling_birds_weights`` (predict, then check, what scaling does to birds' weights),
-``scaling_fix`` (find the bug: a function that divides by the root of the wrong size).
-The required ``scaled_scores`` lives in formula.py. Expected answers come from
-``attnlib.core``.
+Ids: ``scaling_birds_eat`` (one scaled score by hand), ``scaled_scores_batched`` (transfer:
+the same step on a batch of sentences and heads, shape (..., n_q, d_k)),
+``scaling_predict`` and ``scaling_birds_weights`` (predict, then check, what scaling does
+to birds' weights), ``scaling_fix`` (find the bug: a function that divides by the root of
+the wrong size). Expected answers come from ``attnlib.core``.
 """
 
 import numpy as np
@@ -12,7 +12,6 @@ import numpy as np
 from .. import example as ex
 from ..core import qk_scores, scale_scores, softmax
 from ..selfcheck.exercise import Exercise
-from . import formula
 
 Q, K, S = ex.Q, ex.K, ex.S  # (3, 2), (3, 2), (n_q, n_k) = (3, 3)
 d_k = ex.d_k
@@ -31,7 +30,7 @@ SCALING_BIRDS_EAT = Exercise(
         "The score is 9 and d_k = 2: divide by the square root of d_k.",
         "np.sqrt(2) is about 1.414, so the answer is 9 / 1.414.",
     ],
-    solution=lambda: f"9 / np.sqrt(2) = {S[BIRDS, EAT] / np.sqrt(d_k):.4f}",
+    solution=lambda: f"birds_eat_scaled = 9 / np.sqrt(2)  # {S[BIRDS, EAT] / np.sqrt(d_k):.4f}",
     expected=scale_scores(np.array([SCORE]), d_k)[0],
     mistakes={
         "unscaled": SCORE,
@@ -40,6 +39,58 @@ SCALING_BIRDS_EAT = Exercise(
     },
     decimals=1,  # 9 / 1.41 by hand is 6.38: close enough, and far from every mistake
     name="the scaled score",
+)
+
+
+# ---- scaled_scores_batched: Q (..., n_q, d_k), K (..., n_k, d_k) -----------------------------
+def _swap(M):
+    return np.swapaxes(M, -1, -2)  # transpose the last two axes only
+
+
+_rng_b = np.random.default_rng(41)
+BATCHED_CASES = [
+    # batch = 2 sentences, n_q = 3, n_k = 5, d_k = 4: every size different
+    (_rng_b.normal(size=(2, 3, 4)), _rng_b.normal(size=(2, 5, 4))),
+    # batch = 2, heads = 3, n_q = n_k = 4, d_k = 2
+    (_rng_b.normal(size=(2, 3, 4, 2)), _rng_b.normal(size=(2, 3, 4, 2))),
+    (Q, K),  # the worked example, no batch axis
+]
+
+
+def _batched_scaled(Q, K):
+    return scale_scores(qk_scores(Q, K), Q.shape[-1])
+
+
+BATCHED_MISTAKES = [
+    ("counted_tokens", lambda Q, K: Q @ _swap(K) / np.sqrt(Q.shape[-2])),  # n_q
+    ("counted_tokens", lambda Q, K: Q @ _swap(K) / np.sqrt(K.shape[-2])),  # n_k
+    ("batch_width", lambda Q, K: Q @ _swap(K) / np.sqrt(len(Q))),
+    ("unscaled", lambda Q, K: Q @ _swap(K)),
+    ("divided_by_d_k", lambda Q, K: Q @ _swap(K) / Q.shape[-1]),
+    ("multiplied", lambda Q, K: Q @ _swap(K) * np.sqrt(Q.shape[-1])),
+    ("transposed", lambda Q, K: K @ _swap(Q) / np.sqrt(Q.shape[-1])),
+]
+
+
+SCALED_SCORES_BATCHED = Exercise(
+    id="scaled_scores_batched",
+    lesson="04_scaling",
+    kind="function",
+    answer="batched_scaled_scores",
+    hints=[
+        "Each sentence (and head) is scored on its own: the matrix product works on the "
+        "last two axes and repeats over the others.",
+        "K.T reverses every axis of a 3-D array; transpose only the last two: "
+        "np.swapaxes(K, -1, -2). And d_k is the size of the last axis.",
+        "return Q @ np.swapaxes(K, -1, -2) / np.sqrt(Q.shape[-1])",
+    ],
+    solution="def batched_scaled_scores(Q, K):\n"
+    "    S = Q @ np.swapaxes(K, -1, -2)  # (..., n_q, d_k) @ (..., d_k, n_k) -> (..., n_q, n_k)\n"
+    "    return S / np.sqrt(Q.shape[-1])  # d_k: the last axis, whatever comes before it",
+    cases=BATCHED_CASES,
+    reference=_batched_scaled,
+    mistakes=BATCHED_MISTAKES,
+    arg_names=("Q", "K"),
 )
 
 
@@ -75,7 +126,7 @@ SCALING_BIRDS_WEIGHTS = Exercise(
     solution=lambda: (
         "row = S[0] / np.sqrt(d_k)\n"
         "birds_weights = np.exp(row) / np.exp(row).sum()\n"
-        f"{softmax(scale_scores(S[BIRDS], d_k))}"
+        f"# {np.round(softmax(scale_scores(S[BIRDS], d_k)), 3).tolist()}"
     ),
     expected=softmax(scale_scores(ROW, d_k)),
     mistakes={
@@ -135,7 +186,7 @@ SCALING_FIX = Exercise(
 # the exercises in the order of the notebook's check cells
 EXERCISES = (
     SCALING_BIRDS_EAT,
-    formula.SCALED_SCORES,
+    SCALED_SCORES_BATCHED,
     SCALING_PREDICT,
     SCALING_BIRDS_WEIGHTS,
     SCALING_FIX,

@@ -1,9 +1,10 @@
 """Checkers for lesson 05, softmax: from scores to weights.
 
-Ids: ``softmax_eat_row`` (one row by hand), ``softmax_predict_shift`` and
+Ids: ``softmax_eat_row`` (one row by hand), ``float16_weights`` (transfer: half precision,
+where exp overflows past about 11), ``softmax_predict_key_shift`` and
 ``softmax_predict_double`` (predict, then check), ``softmax_fix_axis`` (find the bug:
-weights normalised down the columns). The required ``softmax`` and ``weights`` live in
-formula.py. Expected answers come from ``attnlib.core``.
+weights normalised down the columns). The required ``softmax`` lives in formula.py.
+Expected answers come from ``attnlib.core``.
 """
 
 import numpy as np
@@ -32,7 +33,8 @@ SOFTMAX_EAT_ROW = Exercise(
         "e = np.exp(scaled_scores[1]); eat_weights = e / e.sum()",
     ],
     solution=lambda: (
-        f"e = np.exp(scaled_scores[1])\neat_weights = e / e.sum()\n{softmax(SCALED[EAT])}"
+        "e = np.exp(scaled_scores[1])\neat_weights = e / e.sum()\n"
+        f"# {np.round(softmax(SCALED[EAT]), 3).tolist()}"
     ),
     expected=softmax(SCALED[EAT]),
     mistakes={
@@ -46,20 +48,55 @@ SOFTMAX_EAT_ROW = Exercise(
 )
 
 
-# ---- softmax_predict_shift / softmax_predict_double ------------------------------------------
-SOFTMAX_PREDICT_SHIFT = Exercise(
-    id="softmax_predict_shift",
+# ---- float16_weights: half precision overflows past exp(11.09) -------------------------------
+S16 = np.array([[11.5, 9.0, 10.0, 8.5], [3.0, 12.0, 11.25, 0.5]], dtype=np.float16)  # (2, 4)
+S16_AS_64 = S16.astype(np.float64)  # the same numbers, exactly
+with np.errstate(over="ignore", invalid="ignore"):
+    S16_NAIVE = naive_softmax(S16)  # exp(11.5) > 65504 is inf, and inf / inf is nan
+
+FLOAT16_WEIGHTS = Exercise(
+    id="float16_weights",
+    lesson="05_softmax",
+    kind="value",
+    answer="weights16",
+    hints=[
+        "The largest float16 is 65504 and exp(11.5) is about 98700: np.exp(S16) holds inf.",
+        "Softmax ignores a shift shared by a row: subtract each row's maximum first, then "
+        "every exponent is at most 0.",
+        "z = S16 - S16.max(axis=-1, keepdims=True); e = np.exp(z); "
+        "weights16 = e / e.sum(axis=-1, keepdims=True)",
+    ],
+    solution=lambda: (
+        "z = S16 - S16.max(axis=-1, keepdims=True)  # every exponent <= 0\n"
+        "e = np.exp(z)\n"
+        "weights16 = e / e.sum(axis=-1, keepdims=True)\n"
+        f"# {np.round(softmax(S16_AS_64), 3).tolist()}"
+    ),
+    expected=softmax(S16_AS_64),
+    mistakes=[
+        ("overflow", S16_NAIVE),
+        ("wrong_axis", softmax(S16_AS_64, axis=0)),
+    ],
+    decimals=3,  # float16 keeps about 3 decimal digits
+    name="weights16",
+)
+
+
+# ---- softmax_predict_key_shift / softmax_predict_double ------------------------------------------
+SOFTMAX_PREDICT_KEY_SHIFT = Exercise(
+    id="softmax_predict_key_shift",
     lesson="05_softmax",
     kind="choice",
-    answer="add_100",
+    answer="seeds_plus_1",
     hints=[
-        "e^(x + 100) = e^100 e^x: every exponential in the row gets the same factor.",
-        "A factor shared by every term of a fraction's top and bottom cancels.",
+        "Look at one row: which of its three scores changed, and which did not?",
+        "Adding 1 to seeds' score alone widens the gap between seeds and the other keys: the "
+        "ratio of seeds' weight to any other weight is multiplied by e.",
     ],
-    solution="add_100 = 'same'  # softmax(x + c) = softmax(x)",
-    expected="same",
-    options=PREDICT_OPTIONS,
-    mistakes={"sharper": "score_gaps", "flatter": "score_gaps"},
+    solution="seeds_plus_1 = 'rises'  # in every row, seeds gains 1 on the other two keys",
+    expected="rises",
+    options=["unchanged", "rises", "falls"],
+    mistakes={"unchanged": "shift_per_row"},
 )
 
 
@@ -93,14 +130,14 @@ def _weights_from_scores(S, d_k):
     return softmax(scale_scores(S, d_k), axis=-1)
 
 
-def _global_max_columns(S, d_k):
+def _sum_down_columns(S, d_k):
     z = S / np.sqrt(d_k)
-    e = np.exp(z - z.max())  # the bug in the notebook: sums down the columns
-    return e / e.sum(axis=0, keepdims=True)
+    e = np.exp(z - z.max(axis=-1, keepdims=True))  # the row max is right ...
+    return e / e.sum(axis=0, keepdims=True)  # ... the bug in the notebook: the column sums
 
 
 FIX_AXIS_MISTAKES = [
-    ("wrong_axis", _global_max_columns),
+    ("wrong_axis", _sum_down_columns),
     ("wrong_axis", lambda S, d_k: softmax(scale_scores(S, d_k), axis=0)),
     ("transposed", lambda S, d_k: softmax(scale_scores(S, d_k), axis=-1).T),
     ("unscaled", lambda S, d_k: softmax(S)),
@@ -118,7 +155,7 @@ SOFTMAX_FIX_AXIS = Exercise(
     hints=[
         "Print the row sums of the broken result: which axis does sum to 1?",
         "The sum runs over axis=0, down the columns. Each query's row must sum to 1.",
-        "Subtract each row's own max and sum with axis=-1, keepdims=True.",
+        "Sum along the last axis instead: e.sum(axis=-1, keepdims=True).",
     ],
     solution="def weights_from_scores(S, d_k):\n"
     "    z = S / np.sqrt(d_k)\n"
@@ -136,8 +173,8 @@ SOFTMAX_FIX_AXIS = Exercise(
 EXERCISES = (
     SOFTMAX_EAT_ROW,
     formula.SOFTMAX,
-    formula.WEIGHTS,
-    SOFTMAX_PREDICT_SHIFT,
+    FLOAT16_WEIGHTS,
+    SOFTMAX_PREDICT_KEY_SHIFT,
     SOFTMAX_PREDICT_DOUBLE,
     SOFTMAX_FIX_AXIS,
 )

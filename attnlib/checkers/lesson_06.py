@@ -1,9 +1,10 @@
 """Checkers for lesson 06, blending the values.
 
-Ids: ``blend_birds_by_hand`` (birds' output from the document's rounded weights),
+Ids: ``blend_find_weights`` (transfer, by hand: the weights that give an output),
+``blend_value_change`` (transfer: the output is linear in V and the weights do not see V),
 ``blend_even_weights`` (predict, then check: equal weights give the mean value row),
-``blend_fix`` (find the bug: the weights transposed before the product). The required
-``output`` lives in formula.py. Expected answers come from ``attnlib.core``.
+``blend_fix`` (find the bug: the weights transposed before the product). Expected answers
+come from ``attnlib.core``.
 """
 
 import numpy as np
@@ -11,34 +12,65 @@ import numpy as np
 from .. import example as ex
 from ..core import softmax
 from ..selfcheck.exercise import Exercise
-from . import formula
 
 Q, K, V, A = ex.Q, ex.K, ex.V, ex.A  # the worked example: (3, 2) each, A (n_q, n_k)
-BIRDS = ex.TOKENS.index("birds")
-ROUNDED = np.round(A, 3)  # the weights as the document prints them
+EAT = ex.TOKENS.index("eat")
 
 
-# ---- blend_birds_by_hand ----------------------------------------------------------------------
-BLEND_BIRDS_BY_HAND = Exercise(
-    id="blend_birds_by_hand",
+# ---- blend_find_weights: which weights give the output (2.2, 3.2)? ----------------------------
+TARGET = np.array([2.2, 3.2])  # (d_v,)
+# two equations from the output's entries, one from the weights summing to 1
+_SYSTEM = np.vstack([V.T, np.ones(V.shape[0])])  # (d_v + 1, n_k) = (3, 3)
+FOUND_WEIGHTS = np.linalg.solve(_SYSTEM, np.append(TARGET, 1.0))  # (n_k,)
+
+BLEND_FIND_WEIGHTS = Exercise(
+    id="blend_find_weights",
     lesson="06_blending_values",
     kind="value",
-    answer="birds_output",
+    answer="found_weights",
     hints=[
-        "Entry 1 of the output uses entry 1 of each value row: 0, 4 and 2.",
-        "0.013 × 0 + 0.882 × 4 + 0.106 × 2 for the first entry; the second uses 4, 2 and 4.",
+        "Write the output as w_1 (0, 4) + w_2 (4, 2) + w_3 (2, 4): one equation per entry.",
+        "Two equations are not enough for three weights: a row of weights also sums to 1.",
+        "4 w_2 + 2 w_3 = 2.2, 4 w_1 + 2 w_2 + 4 w_3 = 3.2, w_1 + w_2 + w_3 = 1.",
     ],
     solution=lambda: (
-        "birds_output = [0.013 * 0 + 0.882 * 4 + 0.106 * 2, 0.013 * 4 + 0.882 * 2 + 0.106 * 4]\n"
-        f"{ROUNDED[BIRDS] @ V}"
+        "# 4 w_2 + 2 w_3 = 2.2; 4 w_1 + 2 w_2 + 4 w_3 = 3.2; w_1 + w_2 + w_3 = 1\n"
+        f"found_weights = [0.3, 0.4, 0.3]  # {np.round(FOUND_WEIGHTS, 3).tolist()}"
     ),
-    expected=ROUNDED[BIRDS] @ V,
+    expected=FOUND_WEIGHTS,
     mistakes={
-        "transposed": ROUNDED[:, BIRDS] @ V,  # birds' column of weights, not its row
-        "unscaled": np.round(softmax(ex.S[BIRDS]), 3) @ V,
+        # the smallest weights that give the output, without the sum to 1 (np.linalg.lstsq)
+        "weights_sum_to_one": np.linalg.lstsq(V.T, TARGET, rcond=None)[0],
     },
     decimals=2,
-    name="birds_output",
+    name="found_weights",
+)
+
+
+# ---- blend_value_change: eat's value moves by DELTA ------------------------------------------
+DELTA = np.array([2.0, 10.0])  # eat's value (4, 2) becomes (6, 12)
+
+BLEND_VALUE_CHANGE = Exercise(
+    id="blend_value_change",
+    lesson="06_blending_values",
+    kind="value",
+    answer="change",
+    hints=[
+        "The weights come from Q and K only: changing a value leaves every weight as it is.",
+        "Row i of the output is sum_j A[i, j] v_j: only the term with eat's value changes.",
+        "change = np.outer(weights[:, 1], [2, 10]): eat's column of weights times the change.",
+    ],
+    solution=lambda: (
+        "change = np.outer(weights[:, 1], [2, 10])  # (n_q,) outer (d_v,) -> (n_q, d_v)\n"
+        f"# {np.round(np.outer(A[:, EAT], DELTA), 3).tolist()}"
+    ),
+    expected=np.outer(A[:, EAT], DELTA),  # (n_q, d_v)
+    mistakes={
+        "transposed": np.outer(A[EAT], DELTA),  # eat's row of weights, not its column
+        "delta_not_weighted": np.tile(DELTA, (A.shape[0], 1)),
+    },
+    decimals=2,
+    name="change",
 )
 
 
@@ -54,7 +86,10 @@ BLEND_EVEN_WEIGHTS = Exercise(
         "With weight 1/3 on each row, the blend is (v_1 + v_2 + v_3) / 3.",
         "That is the mean of the value rows, column by column: (0 + 4 + 2) / 3, (4 + 2 + 4) / 3.",
     ],
-    solution=lambda: f"even_output = V.mean(axis=0)\n{V.mean(axis=0)}",
+    solution=lambda: (
+        "even_output = [(0 + 4 + 2) / 3, (4 + 2 + 4) / 3]"
+        f"  # {np.round(V.mean(axis=0), 3).tolist()}"
+    ),
     expected=np.full(N_K, 1 / N_K) @ V,  # (n_k,) @ (n_k, d_v) -> (d_v,)
     mistakes={"not_normalised": np.ones(N_K) @ V},
     decimals=2,
@@ -97,8 +132,8 @@ BLEND_FIX = Exercise(
 
 # the exercises in the order of the notebook's check cells
 EXERCISES = (
-    BLEND_BIRDS_BY_HAND,
-    formula.OUTPUT_EXERCISE,
+    BLEND_FIND_WEIGHTS,
+    BLEND_VALUE_CHANGE,
     BLEND_EVEN_WEIGHTS,
     BLEND_FIX,
 )

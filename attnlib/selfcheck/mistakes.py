@@ -368,4 +368,40 @@ MISTAKES = {
         "the arrays are (batch, n, heads, d): attention runs along the second-to-last axis, so "
         "it attended across heads. Swap axes 1 and 2 before attention and back after."
     ),
+    # lessons 01-06
+    "one_hot_position": (
+        "the 1 of a token goes in that token's column of the vocabulary, vocab.index(token), "
+        "not in the column of its position in the sentence."
+    ),
+    "qk_gram_dk": (
+        "W_Q^T W_K is (d_k, d_k) and never meets a token: q_i . k_j = x_i W_Q (x_j W_K)^T = "
+        "x_i (W_Q W_K^T) x_j^T, so the matrix between the two tokens is W_Q W_K^T, "
+        "(d_model, d_model)."
+    ),
+    "trivial_witness": (
+        "z = 0 proves nothing, since S 0 = 0 for every matrix: a dependency between the "
+        "columns of S needs a z that is not 0 (here its last entry is 1)."
+    ),
+    "witness_keys_as_columns": (
+        "z weights the keys, and the keys are the rows of K: K^T z = z_1 k_1 + z_2 k_2 + ... "
+        "= 0 has the keys as the columns of its matrix (K[:d_k].T in np.linalg.solve, not "
+        "K[:d_k])."
+    ),
+    "batch_width": (
+        "in a batch, Q has shape (..., n_q, d_k): len(Q) and Q.shape[0] count sentences (or "
+        "heads), and d_k is always the last axis, Q.shape[-1]."
+    ),
+    "shift_per_row": (
+        "softmax ignores a shift shared by a whole row (one query's scores); adding to one "
+        "key's column widens that key's lead in every row, so its weight rises everywhere."
+    ),
+    "weights_sum_to_one": (
+        "a row of weights sums to 1: with two output entries and three weights, the third "
+        "equation is w_1 + w_2 + w_3 = 1 (without it, many weights give the same output)."
+    ),
+    "delta_not_weighted": (
+        "output row i takes eat's value with weight A[i, eat]: changing eat's value by d "
+        "changes row i by A[i, eat] d, not by all of d (the weights do not depend on V)."
+    ),
+    # end of lessons 01-06
 }

@@ -8,8 +8,8 @@ add its notebook stem to ``LESSONS``.
 >>> LESSONS[2]
 '03_scoring'
 >>> [e.id for e in for_notebook("03_scoring")]
-['score_eat_seeds', 'scores', 'scores_loop', 'double_keys']
->>> get("scores").kind, get("no_such_id"), for_notebook("99_nothing")
+['score_eat_seeds', 'rank_witness', 'rank_witness_general', 'scores_loop', 'double_keys']
+>>> get("rank_witness").kind, get("no_such_id"), for_notebook("99_nothing")
 ('value', None, ())
 """
 

@@ -12,8 +12,8 @@ import pytest
 from attnlib.cli import main
 
 ROOT = Path(__file__).resolve().parent.parent.parent
-LESSON = "03_scoring"  # four exercises: score_eat_seeds, scores, scores_loop, double_keys
-IDS = ["score_eat_seeds", "scores", "scores_loop", "double_keys"]
+LESSON = "03_scoring"  # five exercises, listed in IDS
+IDS = ["score_eat_seeds", "rank_witness", "rank_witness_general", "scores_loop", "double_keys"]
 
 
 def load(folder, stem=LESSON):

@@ -77,12 +77,12 @@ for name in ("X", "W_Q", "W_K"):
         getattr(example, name)[:, :2] *= 10
     except ValueError:
         pass
-exercise = registry.get("scores")
+exercise = registry.get("rank_witness")
 try:
     exercise.expected.setflags(write=True)
     exercise.expected[...] = 0.0
 except ValueError:
-    object.__setattr__(exercise, "expected", np.zeros((3, 3)))
+    object.__setattr__(exercise, "expected", np.zeros(3))
 """
 WRITE_EXAMPLE = """\
 from attnlib import example
@@ -149,21 +149,21 @@ def build_class(root, pid_file, spawned):
     hand_in("display_record", forged)
     patched = insert_after_setup(unsolved(), code(PATCHES))
     for i in check_cells(patched):
-        if '"scores"' in src(patched["cells"][i]):
-            patched["cells"][i]["source"] = 'S = K @ Q.T\ncheck("scores", S)'
+        if '"rank_witness"' in src(patched["cells"][i]):
+            patched["cells"][i]["source"] = 'z = [0, 0, 0]\ncheck("rank_witness", z)'
     hand_in("patched", patched)
     hand_in("patched_bool", insert_after_setup(unsolved(), code(PATCH_BOOL)))
     wrote = insert_after_setup(unsolved(), code(WRITE_EXPECTED))
     for i in check_cells(wrote):
-        if '"scores"' in src(wrote["cells"][i]):
-            wrote["cells"][i]["source"] = 'S = np.zeros((3, 3))\ncheck("scores", S)'
+        if '"rank_witness"' in src(wrote["cells"][i]):
+            wrote["cells"][i]["source"] = 'z = np.zeros(3)\ncheck("rank_witness", z)'
     hand_in("wrote_expected", wrote)
     hand_in("wrote_example", insert_after_setup(solved(), code(WRITE_EXAMPLE)))
     deleted = solved()
     deleted["cells"] = [
         c
         for i, c in enumerate(deleted["cells"])
-        if i not in check_cells(deleted) or '"scores"' in src(c)
+        if i not in check_cells(deleted) or '"rank_witness"' in src(c)
     ]
     hand_in("deleted_checks", deleted)
     invented = unsolved()
@@ -200,7 +200,7 @@ def build_class(root, pid_file, spawned):
         "deletes_files",
         with_cell_after(
             solved(),
-            "scores",
+            "rank_witness",
             code(
                 "import os, shutil\n"
                 f"os.remove({str(deletes)!r})\n"
@@ -310,11 +310,12 @@ def test_monkeypatching_numpy_builtins_and_the_registry_in_the_kernel_changes_no
     found = rows(graded, "patched")
     assert {e: r["status"] for e, r in found.items()} == {
         "score_eat_seeds": "not attempted",
-        "scores": "wrong",
+        "rank_witness": "wrong",
+        "rank_witness_general": "not attempted",
         "scores_loop": "not attempted",
         "double_keys": "not attempted",
     }
-    assert found["scores"]["mistake"] == "transposed"
+    assert found["rank_witness"]["mistake"] == "trivial_witness"
 
 
 def test_patching_builtins_bool_in_the_kernel_passes_nothing(graded):
@@ -324,7 +325,7 @@ def test_patching_builtins_bool_in_the_kernel_passes_nothing(graded):
 
 
 def test_writing_into_expected_arrays_in_the_kernel_does_not_make_a_wrong_answer_pass(graded):
-    assert statuses(graded, "wrote_expected")["scores"] == "wrong"
+    assert statuses(graded, "wrote_expected")["rank_witness"] == "wrong"
 
 
 def test_writing_into_the_example_arrays_does_not_fail_a_right_answer(graded):
@@ -335,7 +336,8 @@ def test_deleted_check_cells_are_missing_not_one_of_one_passed(graded):
     found = rows(graded, "deleted_checks")
     assert {e: r["status"] for e, r in found.items()} == {
         "score_eat_seeds": "missing",
-        "scores": "passed",
+        "rank_witness": "passed",
+        "rank_witness_general": "missing",
         "scores_loop": "missing",
         "double_keys": "missing",
     }
@@ -387,10 +389,8 @@ def test_a_broken_file_is_one_error_row(graded, student, reason):
 def test_a_notebook_that_kills_its_runner_keeps_what_it_earned_and_leaves_nothing(graded):
     found = rows(graded, "kills_its_runner")
     assert {e: r["status"] for e, r in found.items()} == {
+        **{e: "not reached" for e in IDS},
         "score_eat_seeds": "passed",
-        "scores": "not reached",
-        "scores_loop": "not reached",
-        "double_keys": "not reached",
         "(notebook)": "error",
     }
     assert "the kernel's runner was killed (exit status -9)" in found["(notebook)"]["message"]
@@ -417,10 +417,11 @@ def test_verdicts_before_a_stop_are_kept_and_the_rest_not_reached(graded, studen
     found = rows(graded, student)
     assert {e: r["status"] for e, r in found.items()} == {
         "score_eat_seeds": "passed",
-        "scores": "not reached",
+        "rank_witness": "not reached",
+        "rank_witness_general": "not reached",
         "scores_loop": "not reached",
         "double_keys": "not reached",
         "(notebook)": "error",
     }
     assert reason in found["(notebook)"]["message"]
-    assert reason in found["scores"]["message"]
+    assert reason in found["rank_witness"]["message"]
