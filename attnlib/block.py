@@ -70,7 +70,7 @@ def layer_norm(X, gamma=None, beta=None, eps=1e-5):
     """Normalise each token row to mean 0 and variance 1, then scale and shift it.
 
     ``gamma * (x - mean(x)) / sqrt(var(x) + eps) + beta`` for every row ``x`` of X,
-    where ``var`` divides by ``d_model`` (not ``d_model - 1``), as every framework does.
+    where ``var`` divides by ``d_model`` (not ``d_model - 1``), as PyTorch and TensorFlow do.
 
     Parameters
     ----------

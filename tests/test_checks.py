@@ -19,6 +19,7 @@ import numpy as np
 import pytest
 import sympy as sp
 
+import attnlib
 from attnlib import example as ex
 from attnlib.checkers import lesson_09 as L9
 from attnlib.checkers import lesson_10 as L10
@@ -554,7 +555,7 @@ def notebook_function(lesson, name):
             continue
         for node in ast.parse("".join(cell["source"])).body:
             if isinstance(node, ast.FunctionDef) and node.name == name:
-                namespace = {"np": np}
+                namespace = {"np": np, "attnlib": attnlib}
                 exec(compile(ast.Module([node], []), lesson, "exec"), namespace)
                 return namespace[name]
     raise LookupError(f"{name} is not defined in solutions/{lesson}.ipynb")
@@ -568,6 +569,13 @@ def notebook_function(lesson, name):
         ("06_blending_values", "blend_broken", "blend_fix", "transposed"),
         ("07_the_whole_formula", "broken_attention", "attention", "wrong_axis"),
         ("08_why_sqrt_dk", "self_attention_broken", "sqrt_fix_scaled_twice", "divided_by_d_k"),
+        (
+            "15_transformer_block",
+            "transformer_block_broken",
+            "block_fix_residual",
+            "residual_from_norm",
+        ),
+        ("16_training_an_attention_head", "train_step_broken", "fix_train_step", "gradient_ascent"),
     ],
 )
 def test_each_broken_function_of_the_notebooks_is_named(lesson, name, exercise_id, code):
@@ -587,6 +595,8 @@ def test_each_broken_function_of_the_notebooks_is_named(lesson, name, exercise_i
         ("07_the_whole_formula", "attention_with_temperature", "formula_temperature"),
         ("08_why_sqrt_dk", "self_attention", "sqrt_fix_scaled_twice"),
         ("12_cost_and_memory", "causal_blocked_attention", "blocked_causal"),
+        ("15_transformer_block", "transformer_block", "block_fix_residual"),
+        ("16_training_an_attention_head", "train_step", "fix_train_step"),
     ],
 )
 def test_each_repaired_function_of_the_notebooks_passes(lesson, name, exercise_id):
@@ -623,3 +633,12 @@ def test_the_broken_functions_of_the_notebooks_are_named():
 def test_each_lesson_10_mistake_of_the_checker_is_really_wrong():
     for code, variant in L10.FIX_MISTAKES:
         assert verdict("heads_fix_merge", variant).mistake == code
+
+
+def test_lesson_15_post_norm_is_named_in_the_original_transformer_layout():
+    def post_norm_block(X, W_Q, W_K, W_V, W_O, W_1, b_1, W_2, b_2, n_heads):
+        LN = attnlib.layer_norm  # LN(X + Sublayer(X)), as in the Transformer paper
+        H = LN(X + attnlib.multi_head_attention(X, X, W_Q, W_K, W_V, W_O, n_heads)[0])
+        return LN(H + attnlib.mlp(H, W_1, b_1, W_2, b_2))
+
+    assert verdict("block_fix_residual", post_norm_block).mistake == "post_norm"

@@ -111,11 +111,16 @@ def _block_variant(mistake):
         if mistake == "post_norm":
             H = layer_norm(X + attended)
             return layer_norm(H + mlp(H, W_1, b_1, W_2, b_2))
+        if mistake == "post_norm, the original layout":  # LN(X + Sublayer(X)), no LN before
+            H = layer_norm(X + multi_head_attention(X, X, W_Q, W_K, W_V, W_O, n_heads)[0])
+            return layer_norm(H + mlp(H, W_1, b_1, W_2, b_2))
         if mistake == "no_residual":
             H = attended
             return mlp(layer_norm(H), W_1, b_1, W_2, b_2)
         H = X_norm + attended  # residual_from_norm
-        H_norm = layer_norm(H)
+        if mistake == "residual_from_norm, as in the broken block":
+            return H + mlp(layer_norm(H), W_1, b_1, W_2, b_2)
+        H_norm = layer_norm(H)  # both residuals from the normalised rows
         return H_norm + mlp(H_norm, W_1, b_1, W_2, b_2)
 
     return block
@@ -155,7 +160,11 @@ BLOCK_FIX_RESIDUAL = Exercise(
         X, W_Q, W_K, W_V, W_O, W_1, b_1, W_2, b_2, n_heads
     )[0],
     mistakes=[
-        (code, _block_variant(code)) for code in ("residual_from_norm", "post_norm", "no_residual")
+        ("residual_from_norm", _block_variant("residual_from_norm, as in the broken block")),
+        ("residual_from_norm", _block_variant("residual_from_norm")),
+        ("post_norm", _block_variant("post_norm")),
+        ("post_norm", _block_variant("post_norm, the original layout")),
+        ("no_residual", _block_variant("no_residual")),
     ],
     arg_names=("X", "W_Q", "W_K", "W_V", "W_O", "W_1", "b_1", "W_2", "b_2", "n_heads"),
 )
