@@ -99,7 +99,8 @@ NOWEIGHTS_PREDICT_MIRROR = Exercise(
     hints=[
         "The scores are symmetric, s_01 = s_10. What does softmax divide row 0 and row 1 by?",
         "Z_0 a_01 = Z_1 a_10: the row with the smaller sum Z gives the larger weight. "
-        "Token 0 is the longest vector, so its own score, and Z_0, are the largest.",
+        "Token 0 is the longest vector, so its own score is the largest in the table; "
+        "work out Z_0 and Z_1 to see which sum is larger.",
     ],
     solution=lambda: (
         f"prediction = '{MIRROR_OPTIONS[int(A_MIRROR[1, 0] > A_MIRROR[0, 1])]}'  "

@@ -32,7 +32,7 @@ MISTAKES = {
         "tokens went into columns: each token is a row, so X has shape (n, d_model), one row "
         "per token."
     ),
-    "rows_out_of_order": "the rows must follow the sentence: row i is token i.",
+    "rows_out_of_order": "the rows must follow the sentence: row i is the word in place i.",
     "row_not_column": (
         "that is a row (one token's vector); a column, one feature across every token, is X[:, j]."
     ),
