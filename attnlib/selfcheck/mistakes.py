@@ -21,7 +21,8 @@ MISTAKES = {
     ),
     "overflow": (
         "inf or nan on large scores: subtract each row's maximum before exp (softmax ignores "
-        "shifts, and exp overflows past about 709)."
+        "shifts, and exp overflows past about 709 in float64, 88.7 in float32, 11.09 in "
+        "float16)."
     ),
     "wrong_d": (
         "scaled with the wrong width: d_k is the width of the queries and keys, not d_model "
