@@ -165,7 +165,7 @@ def check_cells(path):
     Examples
     --------
     >>> check_cells(ROOT / "exercises" / "03_scoring.ipynb")[1]
-    (2, 'rank_witness', 'z')
+    (3, 'rank_witness', 'z')
     """
     cells = json.loads(Path(path).read_text(encoding="utf-8"))["cells"]
     code = ["".join(c["source"]) for c in cells if c["cell_type"] == "code"]

@@ -177,7 +177,6 @@ def test_readme_links_use_the_one_address():
     assert "[project.urls]" in readme  # how a fork sets its own address
 
 
-@pytest.mark.xfail(strict=True, reason="cells inserted by the lead after the lesson branches merge")
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: f"{p.parent.name}/{p.name}")
 def test_every_notebook_starts_with_the_colab_cell(path):
     first = json.loads(path.read_text(encoding="utf-8"))["cells"][0]
