@@ -1,6 +1,6 @@
-"""solution("id") for exercises 13-14 shows code a learner can paste into the exercise cell:
-run it with the names the notebook defines above that cell, and the check must pass
-(the same rule as tests/test_solution_paste_07_12.py, for lessons 13 and 14)."""
+"""solution("id") shows code a learner can paste into the exercise cell: run it with the names
+the notebook defines above that cell, and the check must pass. One test for every exercise of
+every lesson, found from the solution notebooks' check cells."""
 
 import contextlib
 import io
@@ -8,14 +8,12 @@ import io
 import nbformat
 import pytest
 
-from attnlib.selfcheck import check, solution
+from attnlib.selfcheck import check, hint, registry, solution
 from tests.checker_cases import ROOT, check_cells
-
-STEMS = ("13_attention_without_weights", "14_order_and_positions")
 
 
 def _cases():
-    for stem in STEMS:
+    for stem in registry.LESSONS:
         path = ROOT / "solutions" / f"{stem}.ipynb"
         for index, exercise_id, answer in check_cells(path):
             yield pytest.param(path, index, exercise_id, answer, id=exercise_id)
@@ -36,5 +34,14 @@ def test_shown_solution_runs_in_its_exercise(path, index, exercise_id, answer):
     assert check(exercise_id, eval(answer, namespace), quiet=True).passed
 
 
-def test_every_exercise_13_14_is_covered():
-    assert len(list(_cases())) == 10
+def test_every_exercise_is_covered():
+    ids = [param.values[2] for param in _cases()]
+    assert ids == list(registry.exercises())
+
+
+def test_mask_weights_hint_uses_the_names_exercise_09_defines(capsys):
+    # exercise 09 defines causal, Q, K and d_k above the cell (no mask, no S)
+    for _ in range(3):
+        hint("mask_weights")
+    last = capsys.readouterr().out.splitlines()[-1]
+    assert "np.where(causal, Q @ K.T / np.sqrt(d_k)" in last
