@@ -88,11 +88,6 @@ def _unknown(exercise_id):
     return detail
 
 
-def _describe(obj):
-    kind = type(obj).__name__
-    return f"{'an' if kind[:1].lower() in 'aeiou' else 'a'} {kind}"
-
-
 def answer_data(exercise, answer, seconds=None):
     """A learner's answer as the data ``exercise.judge`` takes.
 
@@ -104,7 +99,7 @@ def answer_data(exercise, answer, seconds=None):
     if exercise.kind == "function" and callable(answer):
         return call_cases(answer, exercise.cases, TIME_LIMIT if seconds is None else seconds)
     if exercise.kind == "function" and answer is not Ellipsis and answer is not None:
-        return wire.Refused(f"expected a function (def ...), got {_describe(answer)}.")
+        return wire.Refused(f"expected a function (def ...), got {wire.describe(answer)}.")
     if exercise.kind == "proof" and answer is not Ellipsis and answer is not None:
         # the expression is evaluated here, at the exercise's points: the judge gets numbers
         function = expression_function(answer, exercise.arg_names)

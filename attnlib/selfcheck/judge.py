@@ -19,6 +19,7 @@ import numpy as np
 
 from .mistakes import MISTAKES
 from .wire import Refused
+from .wire import describe as _describe
 
 STATUSES = ("passed", "wrong", "not attempted", "error")
 
@@ -79,15 +80,6 @@ def _num(value):
     if value.is_integer() and abs(value) < 1e15:
         return str(int(value))
     return f"{value:.4g}"
-
-
-def _describe(obj):
-    if obj is None:
-        return "None"
-    if isinstance(obj, np.ndarray):
-        return f"an array of shape {obj.shape}"
-    kind = type(obj).__name__
-    return f"{'an' if kind[0] in 'aeiou' else 'a'} {kind}"
 
 
 def _pairs(mistakes):

@@ -49,7 +49,8 @@ class Refused(dict):
         return self["refused"]
 
 
-def _describe(obj):
+def describe(obj):
+    """How a message names an answer it cannot use: ``None``, ``an array of shape (3,)``."""
     if obj is None:
         return "None"
     if isinstance(obj, np.ndarray):
@@ -86,7 +87,7 @@ def _array(arr):
             arr = np.asarray(arr, dtype=np.float64)
         except (TypeError, ValueError):
             return Refused(
-                f"your answer ({_describe(arr)} of objects) is not a grid of numbers "
+                f"your answer ({describe(arr)} of objects) is not a grid of numbers "
                 "(rows of different lengths, or entries that are not numbers)."
             )
         kind = "f"
@@ -130,12 +131,12 @@ def to_data(value, _depth=0):
     if callable(value) and not hasattr(value, "__array__"):
         return Refused("your answer is a function; this exercise wants numbers (call it first).")
     if isinstance(value, (bytes, set, frozenset)):
-        return Refused(f"your answer is {_describe(value)}; this exercise wants numbers.")
+        return Refused(f"your answer is {describe(value)}; this exercise wants numbers.")
     # array-likes (sympy matrices, ...): ask numpy, once, for float64 numbers
     try:
         return _array(np.asarray(value, dtype=np.float64))
     except Exception:
-        return Refused(f"your answer is {_describe(value)}; this exercise wants numbers.")
+        return Refused(f"your answer is {describe(value)}; this exercise wants numbers.")
 
 
 def _scalar(value):
