@@ -186,3 +186,12 @@ def test_every_notebook_starts_with_the_colab_cell(path):
     }
     assert "".join(first["source"]) == want["source"]
     assert first.get("outputs") == []
+
+
+def test_every_lesson_in_the_course_map_opens_in_colab():
+    readme = (ROOT / "README.md").read_text()
+    rows = [line for line in readme.splitlines() if re.match(r"^\| \[\d\d ", line)]
+    lessons = sorted(p.name for p in (ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
+    assert len(rows) == len(lessons)
+    for name, row in zip(lessons, rows, strict=True):
+        assert f"[Colab]({tool.colab_url(f'notebooks/{name}')})" in row, name

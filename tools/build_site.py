@@ -11,7 +11,7 @@ address from pyproject.toml. Figures are embedded in the pages. MathJax 2 is
 copied from the jupyter-server-mathjax package into ``mathjax/`` and set up
 for its STIX-Web fonts. A widget output shows its text fallback (there is no
 kernel on a website). The landing page holds the README's introduction and
-its course map with an "Open in Colab" link per lesson.
+its course map, whose "open in Colab" column comes from the README.
 
 The site is plain files: open ``build/site/index.html`` or serve the folder
 (``python -m http.server -d build/site``).
@@ -257,32 +257,12 @@ def readme_sections(text, wanted):
     return "".join(keep)
 
 
-def course_map_with_colab(markdown):
-    """Add an "open" column to the course map table: Colab for each lesson."""
-
-    def row(line):
-        if not line.startswith("|"):
-            return line
-        if line.startswith("| lesson"):
-            return line + " open |"
-        if line.startswith("|---"):
-            return line + "---|"
-        match = re.search(r"\]\((notebooks/[^)]+\.ipynb)\)", line)
-        link = f"[Colab]({colab_url(match.group(1))})" if match else ""
-        return f"{line} {link} |"
-
-    def table(match):
-        return "\n".join(row(line) for line in match.group(0).splitlines())
-
-    return re.sub(r"(?s)<!-- course-map -->.*?<!-- /course-map -->", table, markdown)
-
-
 def landing(entries, out):
     from nbconvert.filters.markdown_mistune import markdown2html_mistune
 
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     text = readme_sections(readme, {"Course map", "Other ways to take the course"})
-    body = markdown2html_mistune(course_map_with_colab(text))
+    body = markdown2html_mistune(text)  # the map already has its Colab column
     body = rewrite_links(body, "index.html", {e["source"] for e in entries}, out)
     start = binder_url()
     page = f"""<!DOCTYPE html>
