@@ -6,6 +6,9 @@ The answers go through ``check`` exactly as a notebook sends them: values throug
 functions through a child process. The registry must match the notebooks' check cells.
 """
 
+import json
+import re
+
 import pytest
 
 from attnlib.selfcheck import MISTAKES, check, registry
@@ -123,3 +126,16 @@ def test_an_exercise_is_refused_when_its_data_is_wrong():
         Exercise(kind="function", **base)
     with pytest.raises(ValueError, match="id must be a name"):
         Exercise(kind="value", **{**base, "id": "two words"})
+
+
+@pytest.mark.parametrize("stem", registry.LESSONS)
+def test_every_exercise_heading_names_its_ids_in_order(stem):
+    cells = json.loads((ROOT / "solutions" / f"{stem}.ipynb").read_text(encoding="utf-8"))["cells"]
+    headings = [
+        "".join(c["source"]).split("\n", 1)[0]
+        for c in cells
+        if c["cell_type"] == "markdown" and "".join(c["source"]).startswith("## Exercise ")
+    ]
+    named = [i for h in headings for i in re.findall(r"`(\w+)`", h.rsplit("(id", 1)[-1])]
+    assert all("(id" in h for h in headings), headings
+    assert named == [e.id for e in registry.for_notebook(stem)]
