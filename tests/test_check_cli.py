@@ -182,3 +182,23 @@ def test_the_unfilled_exercises_exit_1_with_every_exercise_not_attempted(tmp_pat
         (i, "not attempted") for i in registry.exercises()
     ]
     assert report["cell_errors"] == {} and report["unknown_ids"] == {}
+
+
+def test_a_kernel_that_did_not_start_is_started_again(tmp_path, capsys, monkeypatch):
+    from attnlib.grade import notebook
+
+    real, calls = notebook.run_in_kernel, []
+
+    def flaky(*args):  # the first kernel loses its ports to another one, as under -j N
+        calls.append(1)
+        if len(calls) == 1:
+            return {"captured": {}, "capture_errors": {}, "cell_errors": [],
+                    "stop": {"cell": -1, "reason": "start"}}  # fmt: skip
+        return real(*args)
+
+    monkeypatch.setattr(notebook, "run_in_kernel", flaky)
+    path = write(tmp_path / "alice" / "03_scoring.ipynb", solved())
+    assert main(["check", "--json", "-q", "-j", "1", str(path.parent)]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert len(calls) == 2
+    assert {r["status"] for r in report["rows"]} == {"passed"}

@@ -25,6 +25,8 @@ OUTPUT_CAP = 16 * 2**20  # bytes of output one notebook's cells may send
 STATUSES = ("passed", "wrong", "not attempted", "missing", "not reached", "error")
 CHECK_CALL = re.compile(r"""\bcheck\(\s*(['"])(\w+)\1""")
 RUNNER = Path(__file__).with_name("runner.py")
+# a kernel can fail to start when another grabs one of its free ports first (-j N)
+START_ATTEMPTS = 3
 RUNNERS, RUNNERS_LOCK = set(), threading.Lock()  # process ids of the runners now running
 NOTEBOOK = "(notebook)"  # the exercise column of a row about the whole file
 
@@ -215,7 +217,10 @@ def grade_notebook(path, data, registry, limits):
         if ex.id in check_cell:
             captures.setdefault(str(check_cell[ex.id]), []).append([ex.id, capture_code(ex, nonce)])
     if captures:
-        output = run_in_kernel(path, data, [s for _, s in cells], captures, nonce, limits)
+        for _ in range(START_ATTEMPTS):  # a kernel that never started ran no cell: try again
+            output = run_in_kernel(path, data, [s for _, s in cells], captures, nonce, limits)
+            if (output.get("stop") or {}).get("reason") != "start":
+                break
     else:
         output = {"captured": {}, "capture_errors": {}, "cell_errors": [], "stop": None}
     cell_error = {index: reason for index, reason in output.get("cell_errors", [])}
