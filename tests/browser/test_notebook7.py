@@ -7,6 +7,7 @@ menus; the server and the URL differ (``/notebooks/PATH``). Run with
 
 import json
 import time
+import urllib.error
 import urllib.request
 
 from .conftest import ROOT
@@ -29,8 +30,11 @@ def kernel_idle(base, timeout=60):
     """Wait until the server has one kernel and it is idle (Notebook 7 starts it on open)."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        with urllib.request.urlopen(f"{base}/api/kernels", timeout=5) as response:
-            kernels = json.loads(response.read())
+        try:
+            with urllib.request.urlopen(f"{base}/api/kernels", timeout=5) as response:
+                kernels = json.loads(response.read())
+        except urllib.error.URLError:  # HTTPError 500 included: seen while the kernel starts
+            kernels = []
         if kernels and all(k["execution_state"] == "idle" for k in kernels):
             return
         time.sleep(0.3)
