@@ -34,7 +34,8 @@ from matplotlib.figure import Figure
 from . import example, plot
 from .core import attention, project, qk_scores, scale_scores, softmax
 
-DPI = 72  # the figure is re-drawn on every slider move: small and quick beats sharp
+DPI = 72  # the figure is re-drawn on every slider move: small and quick ...
+DENSITY = 2  # ... but drawn at twice the pixels it is shown at, so it is sharp on any screen
 
 FALLBACK = (
     "A live widget: run this cell in Jupyter to use it (the figure above shows its "
@@ -118,14 +119,19 @@ class _View:
     """
 
     figsize = (7.0, 3.0)
+    alt = "A figure of the numbers above."  # each view says what its figure shows
 
     def __init__(self, controls, name):
         self.name = name
         self.controls = controls
         self.numbers = widgets.HTML()
-        self.image = widgets.Image(format="png")
+        width, height = (round(x * DPI) for x in self.figsize)
+        # shown at the figure's size in layout pixels, drawn with DENSITY times the pixels
+        self.image = widgets.Image(format="png", layout={"width": f"{width}px"})
+        self.caption = widgets.HTML(f'<p class="attnlib-alt">Figure: {html.escape(self.alt)}</p>')
         self.numbers.add_class("attnlib-numbers")
         self.image.add_class("attnlib-figure")
+        self.caption.add_class("attnlib-figure-alt")
         # a figure outside pyplot: redrawn in place, never shown twice by the inline backend
         self.figure = Figure(figsize=self.figsize, dpi=DPI)
         self.axes = None
@@ -133,7 +139,7 @@ class _View:
         for control in controls:
             control.observe(self.update, names="value")
         self.widget = widgets.VBox(
-            [widgets.VBox(controls), self.numbers, self.image],
+            [widgets.VBox(controls), self.numbers, self.image, self.caption],
             layout=widgets.Layout(width="auto"),
         )
         self.widget.add_class("attnlib-view")
@@ -151,7 +157,7 @@ class _View:
                 artist.remove()
         self.draw(self.axes)
         buffer = io.BytesIO()
-        self.figure.savefig(buffer, format="png")
+        self.figure.savefig(buffer, format="png", dpi=DENSITY * DPI)
         self.image.value = buffer.getvalue()
         self.updates += 1
 
@@ -179,6 +185,11 @@ class Playground(_View):
     """
 
     figsize = (7.6, 3.0)
+    alt = (
+        "Two heatmaps with each cell's number written in it: left, the scores S = Q K^T of "
+        "every query (rows) with every key (columns); right, the weights softmax(beta S), "
+        "each row summing to 1."
+    )
 
     def __init__(self):
         self.tokens = example.TOKENS
@@ -201,7 +212,9 @@ class Playground(_View):
             value=1 / np.sqrt(self.d_k),
             min=0.0,
             max=3.0,
-            step=0.01,
+            # the front end rounds the value to a whole number of steps: with steps of
+            # 1/sqrt(d_k) / 100 the formula's own choice, 100 steps, is exactly on the slider
+            step=1 / np.sqrt(self.d_k) / 100,
             readout_format=".3f",
             description="β × scores",
             style={"description_width": "6em"},
@@ -278,6 +291,10 @@ class Geometry(_View):
     """
 
     figsize = (7.6, 3.6)
+    alt = (
+        "Left: the query and the three keys drawn as arrows from the origin of the plane; "
+        "right: one column with the weight each key gets, its number written in each cell."
+    )
 
     def __init__(self, token="birds"):
         self.tokens = example.TOKENS
@@ -352,6 +369,11 @@ class ScalingExplorer(_View):
     """
 
     figsize = (10.5, 2.1)
+    alt = (
+        "Three heatmaps for two random queries and five keys, numbers written in each cell: "
+        "the scores S, softmax(S) and softmax(S / sqrt(d_k)); without the division one weight "
+        "per row nears 1 once d_k is large."
+    )
 
     def __init__(self, seed=0, n_samples=400, n_keys=5, n_shown=2):
         self.seed, self.n_samples, self.n_keys, self.n_shown = seed, n_samples, n_keys, n_shown

@@ -44,3 +44,25 @@ def test_arrows_draws_one_arrow_per_query_and_key():
 def test_arrows_need_two_dimensions():
     with pytest.raises(ValueError, match=r"^arrows: Q must have shape \(n, 2\).*got \(3, 4\)"):
         plot.arrows(np.ones((3, 4)), np.ones((3, 2)), "abc", "abc")
+
+
+def test_show_gives_a_figure_its_alt_text_and_twice_the_pixels():
+    import base64
+    import struct
+
+    fig = plt.figure(figsize=(3, 2), dpi=72)
+    data, metadata = plot.figure_bundle(fig, "  A blank frame.  ")
+    plt.close(fig)
+    png = base64.b64decode(data["image/png"])
+    width, height = struct.unpack(">II", png[16:24])  # the PNG header's IHDR size
+    assert (width, height) == (432, 288)  # 2 x (216, 144): sharp on a high-density screen
+    assert metadata["image/png"] == {"alt": "A blank frame.", "width": 216, "height": 144}
+    assert data["text/plain"] == "[figure] A blank frame."
+
+
+@pytest.mark.parametrize("alt", ["", "   ", None])
+def test_show_refuses_a_figure_without_alt_text(alt):
+    fig = plt.figure()
+    with pytest.raises(ValueError, match=r"show: alt must be a sentence .* got"):
+        plot.show(alt, fig)
+    assert not plt.fignum_exists(fig.number)  # closed all the same

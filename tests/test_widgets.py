@@ -5,6 +5,7 @@ test moves a control the way the front end would and then reads the numbers, the
 HTML panel and the figure bytes.
 """
 
+import html
 import json
 import os
 import re
@@ -257,3 +258,28 @@ def test_each_lesson_shows_its_widget_static_then_live_under_try_it_yourself(ste
     assert cells[live]["metadata"].get("tags") == ["nbval-ignore-output"]
     view = re.search(rf"^(\w+) = {name}\(", source[static], re.M).group(1)
     assert source[live].split()[0] == view, "the live cell shows the view the static cell made"
+
+
+@pytest.mark.parametrize("make", [widgets.playground, widgets.geometry, widgets.scaling_explorer])
+def test_a_views_figure_is_sharp_and_says_what_it_shows(make):
+    import struct
+
+    view = make()
+    png = bytes(view.image.value)
+    width, _ = struct.unpack(">II", png[16:24])  # the PNG header's IHDR size
+    shown = int(view.image.layout.width.removesuffix("px"))
+    assert (
+        width == widgets.DENSITY * shown == widgets.DENSITY * round(view.figsize[0] * widgets.DPI)
+    )
+    assert view.caption in view.widget.children
+    assert html.escape(view.alt) in view.caption.value and len(view.alt) > 60
+
+
+def test_the_playground_starts_and_resets_exactly_on_one_over_root_dk():
+    view = widgets.playground()
+    steps = view.beta.value / view.beta.step  # the front end rounds to whole steps from min 0
+    assert view.beta.min == 0.0 and abs(steps - round(steps)) < 1e-9
+    assert compare("softmax_row1_scaled", view.weights[:1]).ok  # birds' row, as the document has it
+    view.beta.value = 2.0
+    view._reset_beta()
+    assert abs(view.beta.value - 1 / np.sqrt(2)) < 1e-15
