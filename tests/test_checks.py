@@ -1,5 +1,5 @@
-"""The checkers of lessons 04-12, in one style: tables of answers written the way a learner
-writes them (never taken from the checkers), each with the verdict it must get.
+"""The checkers of lessons 04 to 09, 12, 14 and 16, in one style: tables of answers written the
+way a learner writes them (never taken from the checkers), each with the verdict it must get.
 
 - ``RIGHT``: answers that pass (the solution notebooks' way, rounded by hand, another form);
 - ``WRONG``: answers that are wrong in a way the exercise names, with the mistake code;
@@ -22,9 +22,9 @@ import sympy as sp
 import attnlib
 from attnlib import example as ex
 from attnlib.checkers import lesson_09 as L9
-from attnlib.checkers import lesson_10 as L10
-from attnlib.checkers import lesson_11 as L11
 from attnlib.checkers import lesson_12 as L12
+from attnlib.checkers import lesson_14 as L14
+from attnlib.checkers import lesson_16 as L16
 from tests.checker_cases import (
     ROOT,
     assert_mistake,
@@ -216,7 +216,7 @@ def causal_key_blocks(Q, K, V, block_size, mask=True, no_max=False):
 
 # ---- RIGHT: answers that pass ----------------------------------------------------------------
 J_HAND = [[1 / 4, -1 / 8, -1 / 8], [-1 / 8, 3 / 16, -1 / 16], [-1 / 8, -1 / 16, 3 / 16]]
-ROW_12 = np.concatenate([L12.BLOCK_1, L12.BLOCK_2])
+ROW_16 = np.concatenate([L16.BLOCK_1, L16.BLOCK_2])
 
 RIGHT = [
     # 04-07, as the solution notebooks write them
@@ -278,26 +278,26 @@ RIGHT = [
     ("mask_predict_finite_fill", "uniform"),
     ("mask_kv_cache", [[1, 1, 1, 1, 0], [1, 1, 1, 1, 1]]),
     ("mask_kv_cache", np.arange(5)[None, :] <= np.arange(2)[:, None] + 3),
-    # 10
+    # 12
     ("heads_by_hand", [[3, 4], [9, 10]]),
     ("heads_by_hand", np.array([[3.0, 4.0], [9.0, 10.0]])),
     ("heads_multi_query", multi_query),
     ("heads_cross_shape", (4, 6, 9)),
     ("heads_cross_shape", [4, 6, 9]),
     ("heads_fix_merge", multi_head),
-    # 11
+    # 14
     ("grad_jacobian_by_hand", J_HAND),
     ("grad_jacobian_by_hand", np.round(J_HAND, 4)),  # rounded by hand
     ("grad_predict_tied", "stays"),
     ("grad_fix_backward", backward),
-    ("grad_fix_backward", L11._variant(None)),
+    ("grad_fix_backward", L14._variant(None)),
     ("grad_masked_backward", masked_backward),
-    # 12
+    # 16
     ("cost_matrix_mib", 4096 * 4096 * 8 / 2**20),
     ("cost_matrix_mib", 128),
     ("cost_doubling", (4, 2)),
-    ("online_rescale", reference_update(L12.M_OLD, L12.L_OLD, L12.BLOCK_2)),
-    ("online_rescale", (3, np.exp(ROW_12 - 3).sum())),
+    ("online_rescale", reference_update(L16.M_OLD, L16.L_OLD, L16.BLOCK_2)),
+    ("online_rescale", (3, np.exp(ROW_16 - 3).sum())),
     ("online_rescale", (3, 1.585)),  # rounded by hand
     ("blocked_causal", causal_tiles),
     ("blocked_causal", causal_key_blocks),  # every query at once: slower, also right
@@ -422,7 +422,7 @@ WRONG = [
     ("mask_predict_finite_fill", "zeros", "finite_fill"),
     ("mask_kv_cache", [[1, 0, 0, 0, 0], [1, 1, 0, 0, 0]], "top_left_with_cache"),
     ("mask_kv_cache", [[0, 0, 0, 0, 1], [0, 0, 0, 0, 0]], "inverted_mask"),
-    # 10
+    # 12
     ("heads_by_hand", [[5, 6], [7, 8]], "reshape_no_transpose"),
     ("heads_by_hand", [[2, 5], [8, 11]], "heads_interleaved"),
     ("heads_multi_query", lambda *a: multi_query(*a, split_fn=bad_split), "reshape_no_transpose"),
@@ -435,7 +435,7 @@ WRONG = [
     ("heads_fix_merge", lambda *a: multi_head(*a, root="none"), "unscaled"),
     ("heads_fix_merge", no_projection, "no_output_projection"),
     ("heads_fix_merge", merge_split_without_transpose, "reshape_no_transpose"),
-    # 11
+    # 14
     ("grad_jacobian_by_hand", np.diag([0.5, 0.25, 0.25]), "jacobian_missing_outer"),
     ("grad_jacobian_by_hand", -np.array(J_HAND), "jacobian_sign"),
     ("grad_predict_tied", "vanishes", "tied_scores_keep_gradient"),
@@ -455,16 +455,16 @@ WRONG = [
         ("grad_fix_backward", lambda Q, K, V, G, m=mistake: backward(Q, K, V, G, m), mistake)
         for mistake in ("jacobian_missing_outer", "softmax_skipped", "backward_unscaled", "wrong_d")
     ],
-    # 12
+    # 16
     ("cost_matrix_mib", 4096 * 8 / 2**20, "linear_in_n"),
     ("cost_matrix_mib", 4096 * 4096 * 4 / 2**20, "float32_bytes"),
     ("cost_matrix_mib", 4096 * 4096 * 8 / 1e6, "decimal_megabytes"),
     ("cost_doubling", (2, 2), "linear_in_n"),
     ("cost_doubling", (4, 4), "blocked_memory_quadratic"),
-    ("online_rescale", (3.0, L12.L_OLD + np.exp(L12.BLOCK_2 - 3).sum()), "no_rescale"),
+    ("online_rescale", (3.0, L16.L_OLD + np.exp(L16.BLOCK_2 - 3).sum()), "no_rescale"),
     (
         "online_rescale",
-        (3.0, L12.L_OLD * np.exp(3 - L12.M_OLD) + np.exp(L12.BLOCK_2 - 3).sum()),
+        (3.0, L16.L_OLD * np.exp(3 - L16.M_OLD) + np.exp(L16.BLOCK_2 - 3).sum()),
         "rescale_inverted",
     ),
     ("blocked_causal", lambda *a: causal_tiles(*a, mask_inside=False), "diagonal_block_unmasked"),
@@ -570,12 +570,12 @@ def notebook_function(lesson, name):
         ("07_the_whole_formula", "broken_attention", "attention", "wrong_axis"),
         ("08_why_sqrt_dk", "self_attention_broken", "sqrt_fix_scaled_twice", "divided_by_d_k"),
         (
-            "15_transformer_block",
+            "13_transformer_block",
             "transformer_block_broken",
             "block_fix_residual",
             "residual_from_norm",
         ),
-        ("16_training_an_attention_head", "train_step_broken", "fix_train_step", "gradient_ascent"),
+        ("15_training_an_attention_head", "train_step_broken", "fix_train_step", "gradient_ascent"),
     ],
 )
 def test_each_broken_function_of_the_notebooks_is_named(lesson, name, exercise_id, code):
@@ -594,9 +594,9 @@ def test_each_broken_function_of_the_notebooks_is_named(lesson, name, exercise_i
         ("07_the_whole_formula", "attention", "attention"),
         ("07_the_whole_formula", "attention_with_temperature", "formula_temperature"),
         ("08_why_sqrt_dk", "self_attention", "sqrt_fix_scaled_twice"),
-        ("12_cost_and_memory", "causal_blocked_attention", "blocked_causal"),
-        ("15_transformer_block", "transformer_block", "block_fix_residual"),
-        ("16_training_an_attention_head", "train_step", "fix_train_step"),
+        ("16_cost_and_memory", "causal_blocked_attention", "blocked_causal"),
+        ("13_transformer_block", "transformer_block", "block_fix_residual"),
+        ("15_training_an_attention_head", "train_step", "fix_train_step"),
     ],
 )
 def test_each_repaired_function_of_the_notebooks_passes(lesson, name, exercise_id):
@@ -630,12 +630,12 @@ def test_the_broken_functions_of_the_notebooks_are_named():
     assert verdict("mask_fix_attention", broken_masked_attention).mistake == "mask_after_softmax"
 
 
-def test_each_lesson_10_mistake_of_the_checker_is_really_wrong():
-    for code, variant in L10.FIX_MISTAKES:
+def test_each_lesson_12_mistake_of_the_checker_is_really_wrong():
+    for code, variant in L12.FIX_MISTAKES:
         assert verdict("heads_fix_merge", variant).mistake == code
 
 
-def test_lesson_15_post_norm_is_named_in_the_original_transformer_layout():
+def test_lesson_13_post_norm_is_named_in_the_original_transformer_layout():
     def post_norm_block(X, W_Q, W_K, W_V, W_O, W_1, b_1, W_2, b_2, n_heads):
         LN = attnlib.layer_norm  # LN(X + Sublayer(X)), as in the Transformer paper
         H = LN(X + attnlib.multi_head_attention(X, X, W_Q, W_K, W_V, W_O, n_heads)[0])

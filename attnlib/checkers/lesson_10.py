@@ -1,217 +1,198 @@
-"""Checkers for lesson 10, multi-head and cross-attention.
+"""Checkers for lesson 10, attention with no weights, and attention as lookup.
 
-Ids: ``heads_by_hand`` (one head of a split, by hand), ``heads_multi_query`` (transfer:
-multi-query attention, every query head sharing one key head and one value head),
-``heads_cross_shape`` (predict then check: the shape of cross-attention weights),
-``heads_fix_merge`` (find the bug: a merge without its transpose). Expected answers come
-from ``attnlib.heads`` and ``attnlib.core``.
+Ids: ``noweights_scores`` (X X^T / sqrt(d_model) by hand), ``noweights_attention``
+(write softmax(X X^T / sqrt(d_model)) X), ``noweights_predict_mirror`` (predict which of
+a_01 and a_10 is larger, then check), ``noweights_fix_smoother`` (find the bug in a
+Nadaraya-Watson kernel smoother), ``noweights_gaussian_term`` (which term of a Gaussian
+kernel softmax ignores). Expected answers come from ``attnlib.core``.
 """
 
 import numpy as np
 
-from ..core import softmax
-from ..heads import merge_heads, multi_head_attention, split_heads
+from .. import example as ex
+from ..core import attention, qk_scores, scale_scores, softmax
 from ..selfcheck.exercise import Exercise
 
+X = ex.X  # (n, d_model) = (3, 4), the worked example's tokens
+D_MODEL = X.shape[1]
 
-def _split_no_transpose(X, n_heads):
-    n, width = np.shape(X)
-    return np.reshape(X, (n_heads, n, width // n_heads))
+# ---- noweights_scores: by hand --------------------------------------------------------------
+S_SELF = qk_scores(X, X)  # (n, n) = X X^T
 
-
-def _split_interleaved(X, n_heads):
-    n, width = np.shape(X)
-    return np.reshape(X, (n, width // n_heads, n_heads)).transpose(2, 0, 1)
-
-
-# ---- heads_by_hand: head 1 of a 2 x 6 matrix split into 3 heads ------------------------------
-Z = np.arange(1.0, 13.0).reshape(2, 6)  # rows 1..6 and 7..12
-
-
-HEADS_BY_HAND = Exercise(
-    id="heads_by_hand",
-    lesson="10_multi_head_and_cross_attention",
+NOWEIGHTS_SCORES = Exercise(
+    id="noweights_scores",
+    lesson="10_attention_without_weights",
     kind="value",
-    answer="head_1",
+    answer="scores_by_hand",
     hints=[
-        "6 columns and 3 heads: each head owns 2 neighbouring columns of every row.",
-        "Head 0 owns columns 0 and 1, head 1 columns 2 and 3, head 2 columns 4 and 5.",
+        "Entry [i, j] is token i's vector dotted with token j's, then divided by sqrt(4).",
+        "birds . birds = 1 + 0 + 4 + 0 = 5, so entry [0, 0] is 5 / 2 = 2.5.",
     ],
-    solution="head_1 = [[3, 4], [9, 10]]  # columns 2 and 3 of each row",
-    expected=split_heads(Z, 3)[1],
+    solution=lambda: (
+        "scores_by_hand = [\n"
+        + "".join(
+            f"    [{', '.join(f'{v:g}' for v in row)}],\n" for row in scale_scores(S_SELF, D_MODEL)
+        )
+        + "]  # X X^T / sqrt(4): the dot products, halved"
+    ),
+    expected=scale_scores(S_SELF, D_MODEL),
     mistakes={
-        "reshape_no_transpose": _split_no_transpose(Z, 3)[1],
-        "heads_interleaved": _split_interleaved(Z, 3)[1],
+        "unscaled": S_SELF,
+        "divided_by_d_k": S_SELF / D_MODEL,
+        "counted_tokens": scale_scores(S_SELF, X.shape[0]),
     },
-    name="head 1",
+    decimals=2,
+    name="the scores",
 )
 
 
-# ---- heads_multi_query: n_heads query heads share one key head and one value head -----------
-def multi_query_attention(X, W_Q, W_K, W_V, W_O, n_heads, split=split_heads, root=None):
-    """The reference (and, with another split or root, a mistake): multi-query attention."""
-    Q = split(X @ W_Q, n_heads)  # (n_heads, n, d_k)
-    K, V = X @ W_K, X @ W_V  # (n, d_k) and (n, d_v): one head each, shared by every query head
-    d = Q.shape[-1] if root is None else root(Q)
-    heads = softmax(Q @ K.T / np.sqrt(d)) @ V  # (n_heads, n, n) @ (n, d_v) -> (n_heads, n, d_v)
-    return merge_heads(heads) @ W_O  # (n, n_heads * d_v) @ (n_heads * d_v, d_out)
+# ---- noweights_attention: write the function ------------------------------------------------
+def _no_weights(X, divide_by=None, axis=-1):
+    d_model = X.shape[-1]
+    S = X @ X.T / np.sqrt(d_model if divide_by is None else divide_by(X))
+    return softmax(S, axis=axis) @ X
 
 
-def _multi_query_merged_by(merge, project=True):
-    def layer(X, W_Q, W_K, W_V, W_O, n_heads):
-        Q = split_heads(X @ W_Q, n_heads)
-        K, V = X @ W_K, X @ W_V
-        merged = merge(softmax(Q @ K.T / np.sqrt(Q.shape[-1])) @ V)
-        return merged @ W_O if project else merged
-
-    return layer
-
-
-_rng = np.random.default_rng(100)
-MULTI_QUERY_CASES = [
-    # n = 5, d_model = 6, 3 query heads of d_k = 2; shared d_k = 2, d_v = 3; output width 4
-    (_rng.normal(size=(5, 6)), *(_rng.normal(size=s) for s in [(6, 6), (6, 2), (6, 3), (9, 4)]), 3),
-    # n = 4, d_model = 8, 2 query heads of d_k = 3; shared d_v = 2; output width 5
-    (_rng.normal(size=(4, 8)), *(_rng.normal(size=s) for s in [(8, 6), (8, 3), (8, 2), (4, 5)]), 2),
+_rng = np.random.default_rng(131)
+NOWEIGHTS_CASES = [
+    (_rng.normal(size=(3, 4)),),  # n = 3, d_model = 4
+    (X,),  # the worked example
+    (_rng.normal(size=(5, 2)),),  # more tokens than columns
+    (_rng.normal(size=(2, 6)),),
 ]
 
-
-HEADS_MULTI_QUERY = Exercise(
-    id="heads_multi_query",
-    lesson="10_multi_head_and_cross_attention",
+NOWEIGHTS_ATTENTION = Exercise(
+    id="noweights_attention",
+    lesson="10_attention_without_weights",
     kind="function",
-    answer="multi_query",
+    answer="attention_no_weights",
     hints=[
-        "Only the queries are split: X @ W_Q has n_heads * d_k columns, X @ W_K only d_k.",
-        "Q of shape (n_heads, n, d_k) times K.T of shape (d_k, n) broadcasts over the heads.",
-        "Q = attnlib.split_heads(X @ W_Q, n_heads); heads = softmax(Q @ K.T / sqrt(d_k)) @ V; "
-        "return attnlib.merge_heads(heads) @ W_O.",
+        "Queries, keys and values are all X: the scores are X @ X.T, shape (n, n).",
+        "Divide by sqrt(d_model) = sqrt(X.shape[1]), softmax each row, then multiply by X.",
     ],
-    solution="def multi_query(X, W_Q, W_K, W_V, W_O, n_heads):\n"
-    "    Q = attnlib.split_heads(X @ W_Q, n_heads)  # (n_heads, n, d_k)\n"
-    "    K = X @ W_K  # (n, d_k): one key head for every query head\n"
-    "    V = X @ W_V  # (n, d_v): one value head\n"
-    "    S = Q @ K.T / np.sqrt(Q.shape[-1])  # (n_heads, n, n), d_k of one head\n"
-    "    heads = attnlib.softmax(S) @ V  # (n_heads, n, d_v)\n"
-    "    return attnlib.merge_heads(heads) @ W_O  # (n, n_heads * d_v) @ W_O",
-    cases=MULTI_QUERY_CASES,
-    reference=multi_query_attention,
+    solution="def attention_no_weights(X):\n"
+    "    d_model = X.shape[1]\n"
+    "    A = softmax_rows(X @ X.T / np.sqrt(d_model))  # (n, n)\n"
+    "    return A @ X  # (n, d_model)",
+    cases=NOWEIGHTS_CASES,
+    reference=lambda X: attention(X, X, X)[0],
     mistakes=[
-        ("reshape_no_transpose", lambda *a: multi_query_attention(*a, split=_split_no_transpose)),
-        ("heads_interleaved", lambda *a: multi_query_attention(*a, split=_split_interleaved)),
-        ("merge_no_transpose", _multi_query_merged_by(lambda H: H.reshape(H.shape[1], -1))),
-        ("no_output_projection", _multi_query_merged_by(merge_heads, project=False)),
-        # sqrt of every query head's width, n_heads * d_k, instead of one head's d_k
-        ("wrong_d", lambda *a: multi_query_attention(*a, root=lambda Q: Q.shape[0] * Q.shape[-1])),
-        ("unscaled", lambda *a: multi_query_attention(*a, root=lambda Q: 1)),
+        ("unscaled", lambda X: _no_weights(X, divide_by=lambda X: 1.0)),
+        ("divided_by_d_k", lambda X: _no_weights(X, divide_by=lambda X: X.shape[1] ** 2)),
+        ("counted_tokens", lambda X: _no_weights(X, divide_by=lambda X: X.shape[0])),
+        ("wrong_axis", lambda X: _no_weights(X, axis=0)),
     ],
-    arg_names=("X", "W_Q", "W_K", "W_V", "W_O", "n_heads"),
+    arg_names=("X",),
 )
 
 
-# ---- heads_cross_shape: predict the shape of the cross-attention weights ---------------------
-CROSS_OPTIONS = ((4, 6, 9), (4, 9, 6), (4, 6, 6), (6, 9))
+# ---- noweights_predict_mirror: predict, then check ------------------------------------------
+X_MIRROR = np.array([[2.0, 0.0], [1.0, 1.0], [0.0, 1.0]])  # three tokens, d_model = 2
+A_MIRROR = attention(X_MIRROR, X_MIRROR, X_MIRROR)[1]
+MIRROR_OPTIONS = ("a_01", "a_10", "equal")
 
-
-HEADS_CROSS_SHAPE = Exercise(
-    id="heads_cross_shape",
-    lesson="10_multi_head_and_cross_attention",
+NOWEIGHTS_PREDICT_MIRROR = Exercise(
+    id="noweights_predict_mirror",
+    lesson="10_attention_without_weights",
     kind="choice",
     answer="prediction",
     hints=[
-        "One weight table per head; each table has one row per query and one column per key.",
-        "The 6 tokens being written ask (queries); the 9 source tokens answer (keys).",
+        "The scores are symmetric, s_01 = s_10. What does softmax divide row 0 and row 1 by?",
+        "Z_0 a_01 = Z_1 a_10: the row with the smaller sum Z gives the larger weight. "
+        "Token 0 is the longest vector, so its own score is the largest in the table; "
+        "work out Z_0 and Z_1 to see which sum is larger.",
     ],
-    solution="prediction = (4, 6, 9)  # (n_heads, n_q, n_k)",
-    expected=(4, 6, 9),
-    options=CROSS_OPTIONS,
-    mistakes={(4, 9, 6): "transposed", (4, 6, 6): "cross_keys_from_queries"},
+    solution=lambda: (
+        f"prediction = '{MIRROR_OPTIONS[int(A_MIRROR[1, 0] > A_MIRROR[0, 1])]}'  "
+        f"# a_01 = {A_MIRROR[0, 1]:.3f}, a_10 = {A_MIRROR[1, 0]:.3f}: row 0's sum is larger"
+    ),
+    expected=MIRROR_OPTIONS[int(A_MIRROR[1, 0] > A_MIRROR[0, 1])],
+    options=MIRROR_OPTIONS,
+    mistakes={
+        MIRROR_OPTIONS[int(A_MIRROR[1, 0] < A_MIRROR[0, 1])]: "row_sums_differ",
+        "equal": "row_sums_differ",
+    },
 )
 
 
-# ---- heads_fix_merge: repair a multi-head attention whose merge forgot the transpose ---------
-def _reference(X_q, X_kv, W_Q, W_K, W_V, W_O, n_heads):
-    return multi_head_attention(X_q, X_kv, W_Q, W_K, W_V, W_O, n_heads)[0]
+# ---- noweights_fix_smoother: find the bug ---------------------------------------------------
+def kernel_smoother(x_query, x_data, y_data, sigma):
+    """Nadaraya-Watson with a Gaussian kernel: a softmax over the data points per query."""
+    scores = -((x_query[:, None] - x_data[None, :]) ** 2) / (2 * sigma**2)  # (n_q, n_k)
+    return softmax(scores) @ y_data  # (n_q,)
 
 
-def _softmax_rows(S):
-    e = np.exp(S - S.max(axis=-1, keepdims=True))
-    return e / e.sum(axis=-1, keepdims=True)
+def _smoother_columns(x_query, x_data, y_data, sigma):
+    scores = -((x_query[:, None] - x_data[None, :]) ** 2) / (2 * sigma**2)
+    return softmax(scores, axis=0) @ y_data  # normalised over the queries
 
 
-def _layer(split, merge, root=None, project=True):
-    """A multi-head layer built from the given split and merge, for the mistakes."""
-
-    def layer(X_q, X_kv, W_Q, W_K, W_V, W_O, n_heads):
-        Q, K, V = split(X_q @ W_Q, n_heads), split(X_kv @ W_K, n_heads), split(X_kv @ W_V, n_heads)
-        d = Q.shape[-1] if root is None else root(Q)
-        heads = _softmax_rows(Q @ np.swapaxes(K, -1, -2) / np.sqrt(d)) @ V
-        merged = merge(heads)
-        return merged @ W_O if project else merged
-
-    return layer
+def _smoother_unnormalised(x_query, x_data, y_data, sigma):
+    scores = -((x_query[:, None] - x_data[None, :]) ** 2) / (2 * sigma**2)
+    return np.exp(scores) @ y_data  # kernel values, never divided by their sum
 
 
-def _merge_right(H):
-    return H.transpose(1, 0, 2).reshape(H.shape[1], -1)
-
-
-def _merge_no_transpose(H):
-    return H.reshape(H.shape[1], -1)
-
-
-_rng = np.random.default_rng(11)
-_X = _rng.normal(size=(5, 6))  # self-attention: n = 5, d_model = 6, 3 heads of width 2
-_SELF = (_X, _X, *(_rng.normal(size=s) for s in [(6, 6), (6, 6), (6, 6), (6, 4)]), 3)
-# cross-attention: n_q = 3, n_k = 7, d_model 4 and 5, 2 heads with d_k = 2 and d_v = 3
-_CROSS = (
-    _rng.normal(size=(3, 4)),
-    _rng.normal(size=(7, 5)),
-    *(_rng.normal(size=s) for s in [(4, 4), (5, 4), (5, 6), (6, 2)]),
-    2,
-)
-FIX_CASES = [_SELF, _CROSS]
-FIX_MISTAKES = [
-    ("merge_no_transpose", _layer(split_heads, _merge_no_transpose)),
-    ("reshape_no_transpose", _layer(_split_no_transpose, _merge_right)),
-    ("heads_interleaved", _layer(_split_interleaved, _merge_right)),
-    ("no_output_projection", _layer(split_heads, _merge_right, project=False)),
-    # sqrt of all heads' width (d_model in most layers) instead of one head's d_k
-    ("wrong_d", _layer(split_heads, _merge_right, root=lambda Q: Q.shape[0] * Q.shape[-1])),
-    ("unscaled", _layer(split_heads, _merge_right, root=lambda Q: 1)),
+_rng = np.random.default_rng(132)
+SMOOTHER_CASES = [
+    # n_q = 7 queries, n_k = 5 data points
+    (np.linspace(0, 4, 7), np.sort(_rng.uniform(0, 4, 5)), _rng.normal(size=5), 0.8),
+    (np.linspace(-1, 1, 3), np.linspace(-1, 1, 6), np.arange(6.0), 0.5),
+    (np.array([0.3, 2.0]), np.sort(_rng.uniform(0, 3, 9)), _rng.normal(size=9), 1.5),
 ]
 
-
-HEADS_FIX_MERGE = Exercise(
-    id="heads_fix_merge",
-    lesson="10_multi_head_and_cross_attention",
+NOWEIGHTS_FIX_SMOOTHER = Exercise(
+    id="noweights_fix_smoother",
+    lesson="10_attention_without_weights",
     kind="function",
-    answer="multi_head",
+    answer="kernel_smoother",
     hints=[
-        "Print the broken layer's output next to attnlib's: are the shapes equal? The values?",
-        "Split and attention are right. Look at how the heads are put back together.",
-        "heads has shape (n_heads, n_q, d_v): transpose it to (n_q, n_heads, d_v) before the "
-        "reshape.",
+        "Each estimate is a weighted average of y_data: which weights must sum to 1?",
+        "One query's weights run over the data points, along the last axis of the "
+        "(n_q, n_k) table, as a row of attention weights does.",
     ],
-    solution="def multi_head(X_q, X_kv, W_Q, W_K, W_V, W_O, n_heads):\n"
-    "    Q = split(X_q @ W_Q, n_heads)  # (n_heads, n_q, d_k)\n"
-    "    K = split(X_kv @ W_K, n_heads)  # (n_heads, n_k, d_k)\n"
-    "    V = split(X_kv @ W_V, n_heads)  # (n_heads, n_k, d_v)\n"
-    "    S = Q @ K.transpose(0, 2, 1) / np.sqrt(Q.shape[-1])  # d_k of one head\n"
-    "    heads = softmax_rows(S) @ V  # (n_heads, n_q, d_v)\n"
-    "    merged = heads.transpose(1, 0, 2).reshape(X_q.shape[0], -1)  # (n_q, n_heads * d_v)\n"
-    "    return merged @ W_O",
-    cases=FIX_CASES,
-    reference=_reference,
-    mistakes=FIX_MISTAKES,
-    arg_names=("X_q", "X_kv", "W_Q", "W_K", "W_V", "W_O", "n_heads"),
+    solution="def kernel_smoother(x_query, x_data, y_data, sigma):\n"
+    "    scores = -((x_query[:, None] - x_data[None, :]) ** 2) / (2 * sigma**2)  # (n_q, n_k)\n"
+    "    weights = softmax_rows(scores)  # each query's weights sum to 1\n"
+    "    return weights @ y_data  # (n_q,)",
+    cases=SMOOTHER_CASES,
+    reference=kernel_smoother,
+    mistakes=[
+        ("wrong_axis", _smoother_columns),
+        ("not_normalised", _smoother_unnormalised),
+    ],
+    arg_names=("x_query", "x_data", "y_data", "sigma"),
+)
+
+
+# ---- noweights_gaussian_term: which term can softmax drop? ----------------------------------
+GAUSSIAN_OPTIONS = ("x_squared", "x_j_squared", "cross_term", "none")
+
+NOWEIGHTS_GAUSSIAN_TERM = Exercise(
+    id="noweights_gaussian_term",
+    lesson="10_attention_without_weights",
+    kind="choice",
+    answer="droppable",
+    hints=[
+        "Expand -(x - x_j)^2 / (2 sigma^2) into three terms. Which of them is the same for "
+        "every data point x_j in one query's row?",
+        "Softmax ignores a number added to every score of a row (lesson 05).",
+    ],
+    solution="droppable = 'x_squared'  # -x^2 / (2 sigma^2) is shared by the whole row",
+    expected="x_squared",
+    options=GAUSSIAN_OPTIONS,
+    mistakes={
+        "x_j_squared": "dropped_key_term",
+        "cross_term": "dropped_key_term",
+        "none": "score_gaps",
+    },
 )
 
 
 # the exercises in the order of the notebook's check cells
 EXERCISES = (
-    HEADS_BY_HAND,
-    HEADS_MULTI_QUERY,
-    HEADS_CROSS_SHAPE,
-    HEADS_FIX_MERGE,
+    NOWEIGHTS_SCORES,
+    NOWEIGHTS_ATTENTION,
+    NOWEIGHTS_PREDICT_MIRROR,
+    NOWEIGHTS_FIX_SMOOTHER,
+    NOWEIGHTS_GAUSSIAN_TERM,
 )

@@ -1,211 +1,217 @@
-"""Checkers for lesson 12, the cost of attention and blocked attention.
+"""Checkers for lesson 12, multi-head and cross-attention.
 
-Ids: ``cost_matrix_mib`` (by hand: the memory of one n x n matrix),
-``cost_doubling`` (predict: how memory grows when n doubles, full and blocked),
-``online_rescale`` (by hand: one step of the running max and rescaled running sum),
-``blocked_causal`` (transfer: causal blocked attention that skips the tiles above the
-diagonal). Expected answers come from ``attnlib.core``, ``attnlib.masks`` and numpy.
+Ids: ``heads_by_hand`` (one head of a split, by hand), ``heads_multi_query`` (transfer:
+multi-query attention, every query head sharing one key head and one value head),
+``heads_cross_shape`` (predict then check: the shape of cross-attention weights),
+``heads_fix_merge`` (find the bug: a merge without its transpose). Expected answers come
+from ``attnlib.heads`` and ``attnlib.core``.
 """
 
 import numpy as np
 
-from .. import example as ex
-from ..core import attention
-from ..masks import causal_mask
+from ..core import softmax
+from ..heads import merge_heads, multi_head_attention, split_heads
 from ..selfcheck.exercise import Exercise
 
-# ---- cost_matrix_mib: one n x n float64 matrix at n = 4096 ----------------------------------
-N_MIB = 4096
-MATRIX_BYTES = np.zeros((N_MIB, N_MIB), dtype=np.float64).nbytes  # n * n * 8
+
+def _split_no_transpose(X, n_heads):
+    n, width = np.shape(X)
+    return np.reshape(X, (n_heads, n, width // n_heads))
 
 
-COST_MATRIX_MIB = Exercise(
-    id="cost_matrix_mib",
-    lesson="12_cost_and_memory",
+def _split_interleaved(X, n_heads):
+    n, width = np.shape(X)
+    return np.reshape(X, (n, width // n_heads, n_heads)).transpose(2, 0, 1)
+
+
+# ---- heads_by_hand: head 1 of a 2 x 6 matrix split into 3 heads ------------------------------
+Z = np.arange(1.0, 13.0).reshape(2, 6)  # rows 1..6 and 7..12
+
+
+HEADS_BY_HAND = Exercise(
+    id="heads_by_hand",
+    lesson="12_multi_head_and_cross_attention",
     kind="value",
-    answer="mib",
+    answer="head_1",
     hints=[
-        "The score matrix has one entry per (query, key) pair.",
-        "n x n entries, 8 bytes each for float64.",
-        "mib = 4096 * 4096 * 8 / 2**20",
+        "6 columns and 3 heads: each head owns 2 neighbouring columns of every row.",
+        "Head 0 owns columns 0 and 1, head 1 columns 2 and 3, head 2 columns 4 and 5.",
     ],
-    solution=lambda: f"mib = 4096 * 4096 * 8 / 2**20  # = {MATRIX_BYTES / 2**20:g}",
-    expected=MATRIX_BYTES / 2**20,
+    solution="head_1 = [[3, 4], [9, 10]]  # columns 2 and 3 of each row",
+    expected=split_heads(Z, 3)[1],
     mistakes={
-        "linear_in_n": N_MIB * 8 / 2**20,
-        "float32_bytes": MATRIX_BYTES / 2 / 2**20,
-        "decimal_megabytes": MATRIX_BYTES / 1e6,
+        "reshape_no_transpose": _split_no_transpose(Z, 3)[1],
+        "heads_interleaved": _split_interleaved(Z, 3)[1],
     },
-    decimals=1,
-    name="mib",
+    name="head 1",
 )
 
 
-# ---- cost_doubling: memory growth when n doubles, full and blocked --------------------------
-def _growth(memory_of_n, n=1024):
-    return memory_of_n(2 * n) / memory_of_n(n)
+# ---- heads_multi_query: n_heads query heads share one key head and one value head -----------
+def multi_query_attention(X, W_Q, W_K, W_V, W_O, n_heads, split=split_heads, root=None):
+    """The reference (and, with another split or root, a mistake): multi-query attention."""
+    Q = split(X @ W_Q, n_heads)  # (n_heads, n, d_k)
+    K, V = X @ W_K, X @ W_V  # (n, d_k) and (n, d_v): one head each, shared by every query head
+    d = Q.shape[-1] if root is None else root(Q)
+    heads = softmax(Q @ K.T / np.sqrt(d)) @ V  # (n_heads, n, n) @ (n, d_v) -> (n_heads, n, d_v)
+    return merge_heads(heads) @ W_O  # (n, n_heads * d_v) @ (n_heads * d_v, d_out)
 
 
-FULL_GROWTH = _growth(lambda n: 8 * n * n)  # full attention holds n x n arrays
-BLOCKED_GROWTH = _growth(lambda n: 8 * n * 128)  # an (n, block_size) slice and n-row sums
+def _multi_query_merged_by(merge, project=True):
+    def layer(X, W_Q, W_K, W_V, W_O, n_heads):
+        Q = split_heads(X @ W_Q, n_heads)
+        K, V = X @ W_K, X @ W_V
+        merged = merge(softmax(Q @ K.T / np.sqrt(Q.shape[-1])) @ V)
+        return merged @ W_O if project else merged
+
+    return layer
 
 
-COST_DOUBLING = Exercise(
-    id="cost_doubling",
-    lesson="12_cost_and_memory",
-    kind="tuple",
-    answer="(growth_full, growth_blocked)",
-    hints=[
-        "Full attention holds n x n arrays; blocked attention holds (n, block_size) ones.",
-        "Replace n by 2n in n^2 and in n, and divide.",
-        "growth_full = 4, growth_blocked = 2",
-    ],
-    solution=lambda: f"growth_full = {FULL_GROWTH:g}\ngrowth_blocked = {BLOCKED_GROWTH:g}",
-    expected=(FULL_GROWTH, BLOCKED_GROWTH),
-    mistakes={
-        0: {"linear_in_n": BLOCKED_GROWTH},
-        1: {"blocked_memory_quadratic": FULL_GROWTH},
-    },
-    names=("growth_full", "growth_blocked"),
-)
-
-
-# ---- online_rescale: one update of the running max and running sum --------------------------
-BLOCK_1 = np.array([1.0, 2.0])  # one query's scores, first block of keys
-BLOCK_2 = np.array([3.0, 0.5])  # the next block: its 3 raises the max
-M_OLD = float(BLOCK_1.max())
-L_OLD = float(np.exp(BLOCK_1 - M_OLD).sum())
-ROW = np.concatenate([BLOCK_1, BLOCK_2])
-M_NEW = float(ROW.max())
-L_NEW = float(np.exp(ROW - M_NEW).sum())  # the sum over all four keys, measured from M_NEW
-_NEW_PART = float(np.exp(BLOCK_2 - M_NEW).sum())
-
-
-ONLINE_RESCALE = Exercise(
-    id="online_rescale",
-    lesson="12_cost_and_memory",
-    kind="tuple",
-    answer="(m_new, l_new)",
-    hints=[
-        "The new max is the larger of m_old and the new block's largest score.",
-        "The old sum was measured from m_old; re-measure it from m_new by multiplying it by "
-        "exp(m_old - m_new), then add exp(s - m_new) for the new block's scores.",
-        "l_new = l_old * exp(m_old - m_new) + exp(3 - m_new) + exp(0.5 - m_new)",
-    ],
-    solution=lambda: (
-        "m_new = max(m_old, 3.0, 0.5)\n"
-        "l_new = l_old * np.exp(m_old - m_new) + np.exp(3.0 - m_new) + np.exp(0.5 - m_new)\n"
-        f"# m_new = {M_NEW:g}, l_new = {L_NEW:.4f}"
-    ),
-    expected=(M_NEW, L_NEW),
-    mistakes={
-        1: {
-            "no_rescale": L_OLD + _NEW_PART,
-            "rescale_inverted": L_OLD * np.exp(M_NEW - M_OLD) + _NEW_PART,
-        }
-    },
-    decimals=3,
-    names=("m_new", "l_new"),
-)
-
-
-# ---- blocked_causal: causal blocked attention, tiles above the diagonal skipped ------------
-def causal_attention(Q, K, V, block_size, flipped=False):
-    """The reference: full attention under the causal mask (block_size changes nothing);
-    ``flipped`` uses the upper triangle instead, a mistake."""
-    mask = causal_mask(Q.shape[0], K.shape[0])
-    return attention(Q, K, V, mask=mask.T if flipped else mask)[0]
-
-
-def _tiled(Q, K, V, block_size, mask_inside=True, rescale_l=True, rescale_a=True, root=True):
-    """Causal blocked attention in square tiles, with switches that make each named mistake."""
-    n, d_k = Q.shape
-    output = np.zeros((n, V.shape[1]))
-    for q_start in range(0, n, block_size):
-        Q_b = Q[q_start : q_start + block_size]  # (b_q, d_k)
-        rows = np.arange(q_start, q_start + len(Q_b))[:, None]  # (b_q, 1) query positions
-        m = np.full((len(Q_b), 1), -np.inf)
-        l_sum = np.zeros((len(Q_b), 1))
-        a_sum = np.zeros((len(Q_b), V.shape[1]))
-        for k_start in range(0, q_start + len(Q_b), block_size):  # up to the diagonal tile
-            S_b = Q_b @ K[k_start : k_start + block_size].T  # (b_q, b_k)
-            S_b = S_b / np.sqrt(d_k) if root else S_b
-            cols = np.arange(k_start, k_start + S_b.shape[1])[None, :]  # (1, b_k)
-            S_b = np.where(cols <= rows, S_b, -np.inf) if mask_inside else S_b
-            m_new = np.maximum(m, S_b.max(axis=1, keepdims=True))
-            old_to_new = np.where(np.isfinite(m), np.exp(m - m_new), 0.0)
-            P_b = np.exp(S_b - m_new)
-            l_sum = (l_sum * old_to_new if rescale_l else l_sum) + P_b.sum(axis=1, keepdims=True)
-            a_sum = a_sum * old_to_new if rescale_a else a_sum
-            a_sum = a_sum + P_b @ V[k_start : k_start + block_size]
-            m = m_new
-        output[q_start : q_start + len(Q_b)] = a_sum / l_sum
-    return output
-
-
-_rng = np.random.default_rng(120)
-_Q64, _K64, _V63 = (_rng.normal(size=s) for s in [(6, 4), (6, 4), (6, 3)])
-_Q73, _K73, _V72 = (_rng.normal(size=s) for s in [(7, 3), (7, 3), (7, 2)])
-BLOCKED_CAUSAL_CASES = [
-    (_Q64, _K64, _V63, 2),  # n = 6, d_k = 4, d_v = 3: tiles of 2 x 2
-    (_Q73, _K73, _V72, 3),  # n = 7 = 3 + 3 + 1: a short last tile
-    (ex.Q, ex.K, ex.V, 2),  # the worked example: birds, eat | seeds
-    (_Q64 * 40, _K64 * 40, _V63, 4),  # scores up to about 2e3: exp overflows without the max
+_rng = np.random.default_rng(100)
+MULTI_QUERY_CASES = [
+    # n = 5, d_model = 6, 3 query heads of d_k = 2; shared d_k = 2, d_v = 3; output width 4
+    (_rng.normal(size=(5, 6)), *(_rng.normal(size=s) for s in [(6, 6), (6, 2), (6, 3), (9, 4)]), 3),
+    # n = 4, d_model = 8, 2 query heads of d_k = 3; shared d_v = 2; output width 5
+    (_rng.normal(size=(4, 8)), *(_rng.normal(size=s) for s in [(8, 6), (8, 3), (8, 2), (4, 5)]), 2),
 ]
 
 
-BLOCKED_CAUSAL = Exercise(
-    id="blocked_causal",
-    lesson="12_cost_and_memory",
+HEADS_MULTI_QUERY = Exercise(
+    id="heads_multi_query",
+    lesson="12_multi_head_and_cross_attention",
     kind="function",
-    answer="causal_blocked_attention",
+    answer="multi_query",
     hints=[
-        "Take block_size queries at a time. Query i may see keys 0..i, so key blocks that "
-        "start after the tile's last query can be skipped.",
-        "The key block on the diagonal is only partly visible: inside it, hide key j from "
-        "query i when j > i (np.where(cols <= rows, S_b, -np.inf)).",
-        "For each query tile: m, l_sum, a_sum as in blocked_by_hand, over the key blocks "
-        "range(0, q_start + len(Q_b), block_size), masking each S_b before its max.",
+        "Only the queries are split: X @ W_Q has n_heads * d_k columns, X @ W_K only d_k.",
+        "Q of shape (n_heads, n, d_k) times K.T of shape (d_k, n) broadcasts over the heads.",
+        "Q = attnlib.split_heads(X @ W_Q, n_heads); heads = softmax(Q @ K.T / sqrt(d_k)) @ V; "
+        "return attnlib.merge_heads(heads) @ W_O.",
     ],
-    solution="def causal_blocked_attention(Q, K, V, block_size):\n"
-    "    n, d_k = Q.shape\n"
-    "    output = np.zeros((n, V.shape[1]))  # (n, d_v)\n"
-    "    for q_start in range(0, n, block_size):\n"
-    "        Q_b = Q[q_start : q_start + block_size]  # (b_q, d_k)\n"
-    "        rows = np.arange(q_start, q_start + len(Q_b))[:, None]  # query positions\n"
-    "        m = np.full((len(Q_b), 1), -np.inf)\n"
-    "        l_sum = np.zeros((len(Q_b), 1))\n"
-    "        a_sum = np.zeros((len(Q_b), V.shape[1]))\n"
-    "        for k_start in range(0, q_start + len(Q_b), block_size):  # to the diagonal\n"
-    "            S_b = Q_b @ K[k_start : k_start + block_size].T / np.sqrt(d_k)  # (b_q, b_k)\n"
-    "            cols = np.arange(k_start, k_start + S_b.shape[1])[None, :]  # key positions\n"
-    "            S_b = np.where(cols <= rows, S_b, -np.inf)  # the diagonal tile is half hidden\n"
-    "            m_new = np.maximum(m, S_b.max(axis=1, keepdims=True))\n"
-    "            P_b = np.exp(S_b - m_new)\n"
-    "            l_sum = l_sum * np.exp(m - m_new) + P_b.sum(axis=1, keepdims=True)\n"
-    "            a_sum = a_sum * np.exp(m - m_new) + P_b @ V[k_start : k_start + block_size]\n"
-    "            m = m_new\n"
-    "        output[q_start : q_start + len(Q_b)] = a_sum / l_sum\n"
-    "    return output",
-    cases=BLOCKED_CAUSAL_CASES,
-    reference=causal_attention,
+    solution="def multi_query(X, W_Q, W_K, W_V, W_O, n_heads):\n"
+    "    Q = attnlib.split_heads(X @ W_Q, n_heads)  # (n_heads, n, d_k)\n"
+    "    K = X @ W_K  # (n, d_k): one key head for every query head\n"
+    "    V = X @ W_V  # (n, d_v): one value head\n"
+    "    S = Q @ K.T / np.sqrt(Q.shape[-1])  # (n_heads, n, n), d_k of one head\n"
+    "    heads = attnlib.softmax(S) @ V  # (n_heads, n, d_v)\n"
+    "    return attnlib.merge_heads(heads) @ W_O  # (n, n_heads * d_v) @ W_O",
+    cases=MULTI_QUERY_CASES,
+    reference=multi_query_attention,
     mistakes=[
-        ("overflow", None),  # inf or nan on large scores, whatever else went wrong
-        ("mask_ignored", lambda Q, K, V, b: attention(Q, K, V)[0]),
-        ("diagonal_block_unmasked", lambda *args: _tiled(*args, mask_inside=False)),
-        ("causal_sees_future", lambda Q, K, V, b: causal_attention(Q, K, V, b, flipped=True)),
-        ("values_not_rescaled", lambda *args: _tiled(*args, rescale_a=False)),
-        ("no_rescale", lambda *args: _tiled(*args, rescale_l=False, rescale_a=False)),
-        ("unscaled", lambda *args: _tiled(*args, root=False)),
+        ("reshape_no_transpose", lambda *a: multi_query_attention(*a, split=_split_no_transpose)),
+        ("heads_interleaved", lambda *a: multi_query_attention(*a, split=_split_interleaved)),
+        ("merge_no_transpose", _multi_query_merged_by(lambda H: H.reshape(H.shape[1], -1))),
+        ("no_output_projection", _multi_query_merged_by(merge_heads, project=False)),
+        # sqrt of every query head's width, n_heads * d_k, instead of one head's d_k
+        ("wrong_d", lambda *a: multi_query_attention(*a, root=lambda Q: Q.shape[0] * Q.shape[-1])),
+        ("unscaled", lambda *a: multi_query_attention(*a, root=lambda Q: 1)),
     ],
-    arg_names=("Q", "K", "V", "block_size"),
+    arg_names=("X", "W_Q", "W_K", "W_V", "W_O", "n_heads"),
+)
+
+
+# ---- heads_cross_shape: predict the shape of the cross-attention weights ---------------------
+CROSS_OPTIONS = ((4, 6, 9), (4, 9, 6), (4, 6, 6), (6, 9))
+
+
+HEADS_CROSS_SHAPE = Exercise(
+    id="heads_cross_shape",
+    lesson="12_multi_head_and_cross_attention",
+    kind="choice",
+    answer="prediction",
+    hints=[
+        "One weight table per head; each table has one row per query and one column per key.",
+        "The 6 tokens being written ask (queries); the 9 source tokens answer (keys).",
+    ],
+    solution="prediction = (4, 6, 9)  # (n_heads, n_q, n_k)",
+    expected=(4, 6, 9),
+    options=CROSS_OPTIONS,
+    mistakes={(4, 9, 6): "transposed", (4, 6, 6): "cross_keys_from_queries"},
+)
+
+
+# ---- heads_fix_merge: repair a multi-head attention whose merge forgot the transpose ---------
+def _reference(X_q, X_kv, W_Q, W_K, W_V, W_O, n_heads):
+    return multi_head_attention(X_q, X_kv, W_Q, W_K, W_V, W_O, n_heads)[0]
+
+
+def _softmax_rows(S):
+    e = np.exp(S - S.max(axis=-1, keepdims=True))
+    return e / e.sum(axis=-1, keepdims=True)
+
+
+def _layer(split, merge, root=None, project=True):
+    """A multi-head layer built from the given split and merge, for the mistakes."""
+
+    def layer(X_q, X_kv, W_Q, W_K, W_V, W_O, n_heads):
+        Q, K, V = split(X_q @ W_Q, n_heads), split(X_kv @ W_K, n_heads), split(X_kv @ W_V, n_heads)
+        d = Q.shape[-1] if root is None else root(Q)
+        heads = _softmax_rows(Q @ np.swapaxes(K, -1, -2) / np.sqrt(d)) @ V
+        merged = merge(heads)
+        return merged @ W_O if project else merged
+
+    return layer
+
+
+def _merge_right(H):
+    return H.transpose(1, 0, 2).reshape(H.shape[1], -1)
+
+
+def _merge_no_transpose(H):
+    return H.reshape(H.shape[1], -1)
+
+
+_rng = np.random.default_rng(11)
+_X = _rng.normal(size=(5, 6))  # self-attention: n = 5, d_model = 6, 3 heads of width 2
+_SELF = (_X, _X, *(_rng.normal(size=s) for s in [(6, 6), (6, 6), (6, 6), (6, 4)]), 3)
+# cross-attention: n_q = 3, n_k = 7, d_model 4 and 5, 2 heads with d_k = 2 and d_v = 3
+_CROSS = (
+    _rng.normal(size=(3, 4)),
+    _rng.normal(size=(7, 5)),
+    *(_rng.normal(size=s) for s in [(4, 4), (5, 4), (5, 6), (6, 2)]),
+    2,
+)
+FIX_CASES = [_SELF, _CROSS]
+FIX_MISTAKES = [
+    ("merge_no_transpose", _layer(split_heads, _merge_no_transpose)),
+    ("reshape_no_transpose", _layer(_split_no_transpose, _merge_right)),
+    ("heads_interleaved", _layer(_split_interleaved, _merge_right)),
+    ("no_output_projection", _layer(split_heads, _merge_right, project=False)),
+    # sqrt of all heads' width (d_model in most layers) instead of one head's d_k
+    ("wrong_d", _layer(split_heads, _merge_right, root=lambda Q: Q.shape[0] * Q.shape[-1])),
+    ("unscaled", _layer(split_heads, _merge_right, root=lambda Q: 1)),
+]
+
+
+HEADS_FIX_MERGE = Exercise(
+    id="heads_fix_merge",
+    lesson="12_multi_head_and_cross_attention",
+    kind="function",
+    answer="multi_head",
+    hints=[
+        "Print the broken layer's output next to attnlib's: are the shapes equal? The values?",
+        "Split and attention are right. Look at how the heads are put back together.",
+        "heads has shape (n_heads, n_q, d_v): transpose it to (n_q, n_heads, d_v) before the "
+        "reshape.",
+    ],
+    solution="def multi_head(X_q, X_kv, W_Q, W_K, W_V, W_O, n_heads):\n"
+    "    Q = split(X_q @ W_Q, n_heads)  # (n_heads, n_q, d_k)\n"
+    "    K = split(X_kv @ W_K, n_heads)  # (n_heads, n_k, d_k)\n"
+    "    V = split(X_kv @ W_V, n_heads)  # (n_heads, n_k, d_v)\n"
+    "    S = Q @ K.transpose(0, 2, 1) / np.sqrt(Q.shape[-1])  # d_k of one head\n"
+    "    heads = softmax_rows(S) @ V  # (n_heads, n_q, d_v)\n"
+    "    merged = heads.transpose(1, 0, 2).reshape(X_q.shape[0], -1)  # (n_q, n_heads * d_v)\n"
+    "    return merged @ W_O",
+    cases=FIX_CASES,
+    reference=_reference,
+    mistakes=FIX_MISTAKES,
+    arg_names=("X_q", "X_kv", "W_Q", "W_K", "W_V", "W_O", "n_heads"),
 )
 
 
 # the exercises in the order of the notebook's check cells
 EXERCISES = (
-    COST_MATRIX_MIB,
-    COST_DOUBLING,
-    ONLINE_RESCALE,
-    BLOCKED_CAUSAL,
+    HEADS_BY_HAND,
+    HEADS_MULTI_QUERY,
+    HEADS_CROSS_SHAPE,
+    HEADS_FIX_MERGE,
 )

@@ -1,198 +1,206 @@
-"""Checkers for lesson 13, attention with no weights, and attention as lookup.
+"""Checkers for lesson 13, attention inside a transformer block.
 
-Ids: ``noweights_scores`` (X X^T / sqrt(d_model) by hand), ``noweights_attention``
-(write softmax(X X^T / sqrt(d_model)) X), ``noweights_predict_mirror`` (predict which of
-a_01 and a_10 is larger, then check), ``noweights_fix_smoother`` (find the bug in a
-Nadaraya-Watson kernel smoother), ``noweights_gaussian_term`` (which term of a Gaussian
-kernel softmax ignores). Expected answers come from ``attnlib.core``.
+Ids: ``ln_by_hand`` (layer norm of one row by hand), ``ln_function`` (write layer_norm),
+``ln_predict_scale`` (predict then check: X ten times larger), ``block_fix_residual``
+(find the bug: the residual adds LN(X) instead of X), ``params_gpt2_medium`` (transfer:
+count a wider block's parameters). Expected answers come from ``attnlib.block``.
 """
 
 import numpy as np
 
-from .. import example as ex
-from ..core import attention, qk_scores, scale_scores, softmax
+from ..block import init_block, layer_norm, mlp, transformer_block
+from ..heads import multi_head_attention
 from ..selfcheck.exercise import Exercise
 
-X = ex.X  # (n, d_model) = (3, 4), the worked example's tokens
-D_MODEL = X.shape[1]
+# ---- ln_by_hand -------------------------------------------------------------------------------
+ROW = np.array([1.0, 5.0, 3.0, 3.0])
 
-# ---- noweights_scores: by hand --------------------------------------------------------------
-S_SELF = qk_scores(X, X)  # (n, n) = X X^T
 
-NOWEIGHTS_SCORES = Exercise(
-    id="noweights_scores",
-    lesson="13_attention_without_weights",
+def _ln_unbiased(X, gamma=1.0, beta=0.0, eps=0.0):
+    centred = X - X.mean(axis=-1, keepdims=True)
+    return gamma * centred / np.sqrt(X.var(axis=-1, ddof=1, keepdims=True) + eps) + beta
+
+
+def _ln_not_centred(X, gamma=1.0, beta=0.0, eps=0.0):
+    return gamma * X / np.sqrt(X.var(axis=-1, keepdims=True) + eps) + beta
+
+
+LN_BY_HAND = Exercise(
+    id="ln_by_hand",
+    lesson="13_transformer_block",
     kind="value",
-    answer="scores_by_hand",
+    answer="x_hat",
     hints=[
-        "Entry [i, j] is token i's vector dotted with token j's, then divided by sqrt(4).",
-        "birds . birds = 1 + 0 + 4 + 0 = 5, so entry [0, 0] is 5 / 2 = 2.5.",
+        "First the mean of the row, then the mean of the squared distances from it.",
+        "The mean is 3 and the variance (4 + 4 + 0 + 0) / 4 = 2: divide each distance by sqrt(2).",
     ],
-    solution=lambda: (
-        "scores_by_hand = [\n"
-        + "".join(
-            f"    [{', '.join(f'{v:g}' for v in row)}],\n" for row in scale_scores(S_SELF, D_MODEL)
-        )
-        + "]  # X X^T / sqrt(4): the dot products, halved"
-    ),
-    expected=scale_scores(S_SELF, D_MODEL),
-    mistakes={
-        "unscaled": S_SELF,
-        "divided_by_d_k": S_SELF / D_MODEL,
-        "counted_tokens": scale_scores(S_SELF, X.shape[0]),
-    },
-    decimals=2,
-    name="the scores",
+    solution="x_hat = [-2 / np.sqrt(2), 2 / np.sqrt(2), 0, 0]  # mean 3, variance 2",
+    expected=layer_norm(ROW, eps=0),
+    mistakes={"ln_unbiased": _ln_unbiased(ROW), "ln_not_centred": _ln_not_centred(ROW)},
+    decimals=3,
+    name="x_hat",
 )
 
 
-# ---- noweights_attention: write the function ------------------------------------------------
-def _no_weights(X, divide_by=None, axis=-1):
-    d_model = X.shape[-1]
-    S = X @ X.T / np.sqrt(d_model if divide_by is None else divide_by(X))
-    return softmax(S, axis=axis) @ X
+# ---- ln_function: write layer_norm ------------------------------------------------------------
+def _ln_columns(X, gamma, beta):
+    centred = X - X.mean(axis=0, keepdims=True)
+    return gamma * centred / np.sqrt(X.var(axis=0, keepdims=True) + 1e-5) + beta
 
 
-_rng = np.random.default_rng(131)
-NOWEIGHTS_CASES = [
-    (_rng.normal(size=(3, 4)),),  # n = 3, d_model = 4
-    (X,),  # the worked example
-    (_rng.normal(size=(5, 2)),),  # more tokens than columns
-    (_rng.normal(size=(2, 6)),),
+_rng = np.random.default_rng(15)
+LN_CASES = [
+    # small spreads, where eps matters: n = 3 tokens, d_model = 4
+    (_rng.normal(size=(3, 4)) * 0.3, _rng.normal(size=4), _rng.normal(size=4)),
+    (_rng.normal(size=(5, 6)) * 2 + 1, np.ones(6), np.zeros(6)),  # n = 5, d_model = 6
+    (
+        np.array([[1.0, 0.0, 2.0, 0.0], [0.0, 2.0, 0.0, 1.0], [1.0, 1.0, 0.0, 1.0]]),
+        np.ones(4),
+        np.zeros(4),
+    ),
 ]
 
-NOWEIGHTS_ATTENTION = Exercise(
-    id="noweights_attention",
-    lesson="13_attention_without_weights",
+
+LN_FUNCTION = Exercise(
+    id="ln_function",
+    lesson="13_transformer_block",
     kind="function",
-    answer="attention_no_weights",
+    answer="layer_norm",
     hints=[
-        "Queries, keys and values are all X: the scores are X @ X.T, shape (n, n).",
-        "Divide by sqrt(d_model) = sqrt(X.shape[1]), softmax each row, then multiply by X.",
+        "Work along the last axis with keepdims=True, so the mean and variance stay columns.",
+        "gamma * (X - mean) / np.sqrt(var + 1e-5) + beta, with var the mean squared distance.",
     ],
-    solution="def attention_no_weights(X):\n"
-    "    d_model = X.shape[1]\n"
-    "    A = softmax_rows(X @ X.T / np.sqrt(d_model))  # (n, n)\n"
-    "    return A @ X  # (n, d_model)",
-    cases=NOWEIGHTS_CASES,
-    reference=lambda X: attention(X, X, X)[0],
+    solution="def layer_norm(X, gamma, beta):\n"
+    "    mean = X.mean(axis=-1, keepdims=True)  # (n, 1)\n"
+    "    var = ((X - mean) ** 2).mean(axis=-1, keepdims=True)  # (n, 1)\n"
+    "    return gamma * (X - mean) / np.sqrt(var + 1e-5) + beta  # (n, d_model)",
+    cases=LN_CASES,
+    reference=lambda X, gamma, beta: layer_norm(X, gamma, beta),
     mistakes=[
-        ("unscaled", lambda X: _no_weights(X, divide_by=lambda X: 1.0)),
-        ("divided_by_d_k", lambda X: _no_weights(X, divide_by=lambda X: X.shape[1] ** 2)),
-        ("counted_tokens", lambda X: _no_weights(X, divide_by=lambda X: X.shape[0])),
-        ("wrong_axis", lambda X: _no_weights(X, axis=0)),
+        ("ln_unbiased", lambda X, g, b: _ln_unbiased(X, g, b, eps=1e-5)),
+        ("ln_columns", _ln_columns),
+        ("ln_not_centred", lambda X, g, b: _ln_not_centred(X, g, b, eps=1e-5)),
+        ("ln_no_eps", lambda X, g, b: layer_norm(X, g, b, eps=0)),
     ],
-    arg_names=("X",),
+    arg_names=("X", "gamma", "beta"),
 )
 
 
-# ---- noweights_predict_mirror: predict, then check ------------------------------------------
-X_MIRROR = np.array([[2.0, 0.0], [1.0, 1.0], [0.0, 1.0]])  # three tokens, d_model = 2
-A_MIRROR = attention(X_MIRROR, X_MIRROR, X_MIRROR)[1]
-MIRROR_OPTIONS = ("a_01", "a_10", "equal")
-
-NOWEIGHTS_PREDICT_MIRROR = Exercise(
-    id="noweights_predict_mirror",
-    lesson="13_attention_without_weights",
+# ---- ln_predict_scale -------------------------------------------------------------------------
+LN_PREDICT_SCALE = Exercise(
+    id="ln_predict_scale",
+    lesson="13_transformer_block",
     kind="choice",
     answer="prediction",
     hints=[
-        "The scores are symmetric, s_01 = s_10. What does softmax divide row 0 and row 1 by?",
-        "Z_0 a_01 = Z_1 a_10: the row with the smaller sum Z gives the larger weight. "
-        "Token 0 is the longest vector, so its own score is the largest in the table; "
-        "work out Z_0 and Z_1 to see which sum is larger.",
+        "What does the first thing in the block, LN_1, do to a row that is 10 times larger?",
+        "LN(10 x) = LN(x): the heads receive the same rows as before.",
     ],
-    solution=lambda: (
-        f"prediction = '{MIRROR_OPTIONS[int(A_MIRROR[1, 0] > A_MIRROR[0, 1])]}'  "
-        f"# a_01 = {A_MIRROR[0, 1]:.3f}, a_10 = {A_MIRROR[1, 0]:.3f}: row 0's sum is larger"
-    ),
-    expected=MIRROR_OPTIONS[int(A_MIRROR[1, 0] > A_MIRROR[0, 1])],
-    options=MIRROR_OPTIONS,
-    mistakes={
-        MIRROR_OPTIONS[int(A_MIRROR[1, 0] < A_MIRROR[0, 1])]: "row_sums_differ",
-        "equal": "row_sums_differ",
-    },
+    solution="prediction = 'unchanged'  # LN_1 removes each row's scale before attention",
+    expected="unchanged",
+    options=("unchanged", "sharper", "flatter"),
+    mistakes={"sharper": "ln_scale_invariance", "flatter": "ln_scale_invariance"},
 )
 
 
-# ---- noweights_fix_smoother: find the bug ---------------------------------------------------
-def kernel_smoother(x_query, x_data, y_data, sigma):
-    """Nadaraya-Watson with a Gaussian kernel: a softmax over the data points per query."""
-    scores = -((x_query[:, None] - x_data[None, :]) ** 2) / (2 * sigma**2)  # (n_q, n_k)
-    return softmax(scores) @ y_data  # (n_q,)
+# ---- block_fix_residual: repair a transformer block -------------------------------------------
+def _block_variant(mistake):
+    def block(X, W_Q, W_K, W_V, W_O, W_1, b_1, W_2, b_2, n_heads):
+        X_norm = layer_norm(X)
+        attended = multi_head_attention(X_norm, X_norm, W_Q, W_K, W_V, W_O, n_heads)[0]
+        if mistake == "post_norm":
+            H = layer_norm(X + attended)
+            return layer_norm(H + mlp(H, W_1, b_1, W_2, b_2))
+        if mistake == "post_norm, the original layout":  # LN(X + Sublayer(X)), no LN before
+            H = layer_norm(X + multi_head_attention(X, X, W_Q, W_K, W_V, W_O, n_heads)[0])
+            return layer_norm(H + mlp(H, W_1, b_1, W_2, b_2))
+        if mistake == "no_residual":
+            H = attended
+            return mlp(layer_norm(H), W_1, b_1, W_2, b_2)
+        H = X_norm + attended  # residual_from_norm
+        if mistake == "residual_from_norm, as in the broken block":
+            return H + mlp(layer_norm(H), W_1, b_1, W_2, b_2)
+        H_norm = layer_norm(H)  # both residuals from the normalised rows
+        return H_norm + mlp(H_norm, W_1, b_1, W_2, b_2)
+
+    return block
 
 
-def _smoother_columns(x_query, x_data, y_data, sigma):
-    scores = -((x_query[:, None] - x_data[None, :]) ** 2) / (2 * sigma**2)
-    return softmax(scores, axis=0) @ y_data  # normalised over the queries
+def _block_cases():
+    rng = np.random.default_rng(16)
+    cases = []
+    for n, d_model, n_heads, d_ff in [(3, 4, 2, 8), (5, 6, 3, 7)]:
+        weights = [rng.normal(size=(d_model, d_model)) for _ in range(4)]  # W_Q, W_K, W_V, W_O
+        mlp_weights = [
+            rng.normal(size=(d_model, d_ff)),
+            rng.normal(size=d_ff),
+            rng.normal(size=(d_ff, d_model)),
+            rng.normal(size=d_model),
+        ]
+        cases.append((rng.normal(size=(n, d_model)) * 2, *weights, *mlp_weights, n_heads))
+    return cases
 
 
-def _smoother_unnormalised(x_query, x_data, y_data, sigma):
-    scores = -((x_query[:, None] - x_data[None, :]) ** 2) / (2 * sigma**2)
-    return np.exp(scores) @ y_data  # kernel values, never divided by their sum
-
-
-_rng = np.random.default_rng(132)
-SMOOTHER_CASES = [
-    # n_q = 7 queries, n_k = 5 data points
-    (np.linspace(0, 4, 7), np.sort(_rng.uniform(0, 4, 5)), _rng.normal(size=5), 0.8),
-    (np.linspace(-1, 1, 3), np.linspace(-1, 1, 6), np.arange(6.0), 0.5),
-    (np.array([0.3, 2.0]), np.sort(_rng.uniform(0, 3, 9)), _rng.normal(size=9), 1.5),
-]
-
-NOWEIGHTS_FIX_SMOOTHER = Exercise(
-    id="noweights_fix_smoother",
-    lesson="13_attention_without_weights",
+BLOCK_FIX_RESIDUAL = Exercise(
+    id="block_fix_residual",
+    lesson="13_transformer_block",
     kind="function",
-    answer="kernel_smoother",
+    answer="transformer_block",
     hints=[
-        "Each estimate is a weighted average of y_data: which weights must sum to 1?",
-        "One query's weights run over the data points, along the last axis of the "
-        "(n_q, n_k) table, as a row of attention weights does.",
+        "Compare the broken block with the two formulas line by line: what is each branch "
+        "added to?",
+        "H = X + attention(LN_1(X)): the residual carries X itself, not its normalised copy.",
     ],
-    solution="def kernel_smoother(x_query, x_data, y_data, sigma):\n"
-    "    scores = -((x_query[:, None] - x_data[None, :]) ** 2) / (2 * sigma**2)  # (n_q, n_k)\n"
-    "    weights = softmax_rows(scores)  # each query's weights sum to 1\n"
-    "    return weights @ y_data  # (n_q,)",
-    cases=SMOOTHER_CASES,
-    reference=kernel_smoother,
+    solution="def transformer_block(X, W_Q, W_K, W_V, W_O, W_1, b_1, W_2, b_2, n_heads):\n"
+    "    X_norm = attnlib.layer_norm(X)  # (n, d_model)\n"
+    "    H = X + attnlib.multi_head_attention(X_norm, X_norm, W_Q, W_K, W_V, W_O, n_heads)[0]\n"
+    "    return H + attnlib.mlp(attnlib.layer_norm(H), W_1, b_1, W_2, b_2)  # (n, d_model)",
+    cases=_block_cases(),
+    reference=lambda X, W_Q, W_K, W_V, W_O, W_1, b_1, W_2, b_2, n_heads: transformer_block(
+        X, W_Q, W_K, W_V, W_O, W_1, b_1, W_2, b_2, n_heads
+    )[0],
     mistakes=[
-        ("wrong_axis", _smoother_columns),
-        ("not_normalised", _smoother_unnormalised),
+        ("residual_from_norm", _block_variant("residual_from_norm, as in the broken block")),
+        ("residual_from_norm", _block_variant("residual_from_norm")),
+        ("post_norm", _block_variant("post_norm")),
+        ("post_norm", _block_variant("post_norm, the original layout")),
+        ("no_residual", _block_variant("no_residual")),
     ],
-    arg_names=("x_query", "x_data", "y_data", "sigma"),
+    arg_names=("X", "W_Q", "W_K", "W_V", "W_O", "W_1", "b_1", "W_2", "b_2", "n_heads"),
 )
 
 
-# ---- noweights_gaussian_term: which term can softmax drop? ----------------------------------
-GAUSSIAN_OPTIONS = ("x_squared", "x_j_squared", "cross_term", "none")
+# ---- params_gpt2_medium: count a wider block ------------------------------------------------
+_MEDIUM = init_block(1024, 4096)  # zeros: the shapes are what counts
+_ATTENTION = sum(_MEDIUM[name].size for name in ("W_Q", "W_K", "W_V", "W_O"))
+_MATRICES = sum(p.size for name, p in _MEDIUM.items() if name.startswith("W_"))
+_ALL = sum(p.size for p in _MEDIUM.values())
+del _MEDIUM
 
-NOWEIGHTS_GAUSSIAN_TERM = Exercise(
-    id="noweights_gaussian_term",
-    lesson="13_attention_without_weights",
-    kind="choice",
-    answer="droppable",
+PARAMS_GPT2_MEDIUM = Exercise(
+    id="params_gpt2_medium",
+    lesson="13_transformer_block",
+    kind="value",
+    answer="n_params",
     hints=[
-        "Expand -(x - x_j)^2 / (2 sigma^2) into three terms. Which of them is the same for "
-        "every data point x_j in one query's row?",
-        "Softmax ignores a number added to every score of a row (lesson 05).",
+        "List the block's arrays and their shapes, as the lesson's sizes table does.",
+        "4 d^2 + 2 d d_ff + d_ff + 5 d, with d = 1024 and d_ff = 4096.",
     ],
-    solution="droppable = 'x_squared'  # -x^2 / (2 sigma^2) is shared by the whole row",
-    expected="x_squared",
-    options=GAUSSIAN_OPTIONS,
+    solution=f"n_params = 4 * 1024**2 + 2 * 1024 * 4096 + 4096 + 5 * 1024  # = {_ALL:,}",
+    expected=_ALL,
     mistakes={
-        "x_j_squared": "dropped_key_term",
-        "cross_term": "dropped_key_term",
-        "none": "score_gaps",
+        "params_times_heads": _ALL + 15 * _ATTENTION,
+        "params_no_vectors": _MATRICES,
     },
+    name="the number of parameters",
 )
 
 
 # the exercises in the order of the notebook's check cells
 EXERCISES = (
-    NOWEIGHTS_SCORES,
-    NOWEIGHTS_ATTENTION,
-    NOWEIGHTS_PREDICT_MIRROR,
-    NOWEIGHTS_FIX_SMOOTHER,
-    NOWEIGHTS_GAUSSIAN_TERM,
+    LN_BY_HAND,
+    LN_FUNCTION,
+    LN_PREDICT_SCALE,
+    BLOCK_FIX_RESIDUAL,
+    PARAMS_GPT2_MEDIUM,
 )

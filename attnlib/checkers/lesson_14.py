@@ -1,199 +1,215 @@
-"""Checkers for lesson 14, order and positions.
+"""Checkers for lesson 14, gradients through attention.
 
-Ids: ``order_by_hand`` (the outputs of "seeds eat birds" from those of "birds eat seeds"),
-``order_positions`` (write sinusoidal_positions), ``order_predict_eat`` (predict whether
-eat's output changes between the two orders once positions are added), ``order_fix_add``
-(find the bug: encodings that travel with the words), ``order_shift_map`` (the matrix M(k)
-with PE[p + k] = M(k) PE[p]). Expected answers come from ``attnlib.core`` and
-``attnlib.positions``.
+Ids: ``grad_jacobian_by_hand`` (the softmax Jacobian of p = (1/2, 1/4, 1/4) by hand),
+``grad_predict_tied`` (predict then check: multiply by 10 scores whose top two are tied),
+``grad_fix_backward`` (find the bug: a backward pass whose Jacobian misses the outer
+product), ``grad_masked_backward`` (transfer: the backward pass of masked attention).
+Expected answers come from ``attnlib.grad``, ``attnlib.core`` and ``attnlib.masks``.
 """
 
 import numpy as np
 
 from .. import example as ex
-from ..core import attention
-from ..positions import sinusoidal_positions
+from ..core import attention, softmax
+from ..grad import attention_backward, softmax_jacobian
+from ..masks import causal_mask
 from ..selfcheck.exercise import Exercise
 
-X, W_Q, W_K, W_V = ex.X, ex.W_Q, ex.W_K, ex.W_V  # the worked example
-SEB = np.array([2, 1, 0])  # "seeds eat birds": row i is token SEB[i]
+# ---- grad_jacobian_by_hand ------------------------------------------------------------------
+P_HAND = np.array([0.5, 0.25, 0.25])
 
 
-def _self_attention(X):
-    return attention(X @ W_Q, X @ W_K, X @ W_V)[0]  # (n, d_v)
+J_HAND = softmax_jacobian(P_HAND)
 
-
-# ---- order_by_hand --------------------------------------------------------------------------
-ORDER_BY_HAND = Exercise(
-    id="order_by_hand",
-    lesson="14_order_and_positions",
+GRAD_JACOBIAN_BY_HAND = Exercise(
+    id="grad_jacobian_by_hand",
+    lesson="14_gradients",
     kind="value",
-    answer="output_seb",
+    answer="J_hand",
     hints=[
-        "Shuffling the input rows shuffles the output rows the same way: no new arithmetic.",
-        "Row 0 of the new output belongs to seeds, so it is seeds' row of the old output.",
+        "J[i, j] = p_i (1 - p_i) on the diagonal and -p_i p_j off it.",
+        "J[0, 0] = 0.5 x 0.5 = 0.25; J[0, 1] = -0.5 x 0.25 = -0.125. Each row sums to 0.",
     ],
-    solution=lambda: (
-        "output_seb = [\n"
-        + "".join(f"    [{a:.2f}, {b:.2f}],\n" for a, b in _self_attention(X[SEB]))
-        + "]  # seeds, eat, birds: the old rows in the new order"
+    solution=(
+        "J_hand = [[0.25, -0.125, -0.125],\n"
+        "          [-0.125, 0.1875, -0.0625],\n"
+        "          [-0.125, -0.0625, 0.1875]]"
     ),
-    expected=_self_attention(X[SEB]),
-    mistakes={"rows_out_of_order": _self_attention(X)},
-    decimals=2,
-    name="the output",
+    expected=J_HAND,
+    mistakes={"jacobian_missing_outer": np.diag(P_HAND), "jacobian_sign": -J_HAND},
+    decimals=4,
+    name="J",
 )
 
 
-# ---- order_positions: write sinusoidal_positions --------------------------------------------
-def _positions(n, d_model, swap=False, exponent=2):
-    p = np.arange(n)[:, None]  # (n, 1)
-    i = np.arange(d_model // 2)[None, :]  # (1, d_model / 2)
-    w = 10000.0 ** (-exponent * i / d_model)
-    PE = np.empty((n, d_model))
-    PE[:, 0::2] = np.cos(p * w) if swap else np.sin(p * w)
-    PE[:, 1::2] = np.sin(p * w) if swap else np.cos(p * w)
-    return PE
+# ---- grad_predict_tied: ten times larger scores when the top two are tied -------------------
+TIED_SCORES = np.array([9.0, 9.0, 3.0]) / np.sqrt(2)  # like birds' row, with two keys tied
+TIED_OPTIONS = ("vanishes", "stays", "grows")
 
 
-ORDER_POSITIONS = Exercise(
-    id="order_positions",
-    lesson="14_order_and_positions",
-    kind="function",
-    answer="sinusoidal_positions",
-    hints=[
-        "Build the positions as a column, shape (n, 1), and the frequencies as a row, one per "
-        "pair of columns, so p * w has shape (n, d_model / 2).",
-        "w_i = 10000 ** (-2 i / d_model) for i = 0 .. d_model / 2 - 1; sin goes in the even "
-        "columns 0::2 and cos in the odd columns 1::2.",
-    ],
-    solution="def sinusoidal_positions(n, d_model):\n"
-    "    p = np.arange(n)[:, None]  # (n, 1)\n"
-    "    w = 10000.0 ** (-2 * np.arange(d_model // 2) / d_model)  # (d_model / 2,)\n"
-    "    PE = np.empty((n, d_model))\n"
-    "    PE[:, 0::2] = np.sin(p * w)  # even columns\n"
-    "    PE[:, 1::2] = np.cos(p * w)  # odd columns\n"
-    "    return PE",
-    cases=[(3, 4), (6, 8), (5, 2), (4, 6)],
-    reference=sinusoidal_positions,
-    mistakes=[
-        ("sin_cos_swapped", lambda n, d_model: _positions(n, d_model, swap=True)),
-        ("pe_exponent", lambda n, d_model: _positions(n, d_model, exponent=1)),
-    ],
-    arg_names=("n", "d_model"),
+def _jacobian_norm(scores):
+    return float(np.linalg.norm(softmax_jacobian(softmax(scores))))
+
+
+_BEFORE, _AFTER = _jacobian_norm(TIED_SCORES), _jacobian_norm(10 * TIED_SCORES)
+TIED_ANSWER = (  # the prompt's thresholds: below 0.01, within 10%, or more than 10% larger
+    "vanishes" if _AFTER < 0.01 else "stays" if abs(_AFTER / _BEFORE - 1) <= 0.1 else "grows"
 )
 
 
-# ---- order_predict_eat ----------------------------------------------------------------------
-ORDER_PREDICT_EAT = Exercise(
-    id="order_predict_eat",
-    lesson="14_order_and_positions",
+GRAD_PREDICT_TIED = Exercise(
+    id="grad_predict_tied",
+    lesson="14_gradients",
     kind="choice",
     answer="prediction",
     hints=[
-        "eat keeps place 1 and its own encoding. What else goes into eat's output?",
-        "eat's output blends every token's value; birds and seeds swap places, so they carry "
-        "each other's encodings in the two sentences.",
+        "Multiplying every score by 10 keeps a tie a tie: what do the two tied weights go to?",
+        "The weights go to (1/2, 1/2, 0). Put them into p_i (delta_ij - p_j).",
     ],
-    solution="prediction = 'different'  # birds and seeds change places, and eat blends them",
-    expected="different",
-    options=("same", "different"),
-    mistakes={"same": "own_position_only"},
+    solution=f"prediction = {TIED_ANSWER!r}  # the weights go to (1/2, 1/2, 0), not one-hot",
+    expected=TIED_ANSWER,
+    options=TIED_OPTIONS,
+    mistakes={o: "tied_scores_keep_gradient" for o in TIED_OPTIONS if o != TIED_ANSWER},
 )
 
 
-# ---- order_fix_add: find the bug ------------------------------------------------------------
-def add_positions(X, sentence):
-    """The input rows of a sentence (word indices into X) with each place's encoding added."""
-    X_sentence = X[sentence]  # (n, d_model): row p is the word in place p
-    return X_sentence + sinusoidal_positions(*X_sentence.shape)  # row p gets PE[p]
+# ---- grad_fix_backward: repair a backward pass ----------------------------------------------
+def _variant(mistake):
+    def backward(Q, K, V, dOutput):
+        _, A = attention(Q, K, V)
+        d_k = Q.shape[-1]
+        dV = A.T @ dOutput
+        dA = dOutput @ V.T
+        dS = {
+            "jacobian_missing_outer": A * dA,
+            "softmax_skipped": dA,
+        }.get(mistake, A * (dA - (A * dA).sum(axis=-1, keepdims=True)))
+        if mistake == "backward_unscaled":
+            return dS @ K, dS.T @ Q, dV
+        if mistake == "wrong_d":
+            d_k = V.shape[-1]  # the mistake: d_v's width
+        return dS @ K / np.sqrt(d_k), dS.T @ Q / np.sqrt(d_k), dV
+
+    return backward
 
 
-def _positions_follow_words(X, sentence):
-    PE = sinusoidal_positions(*X.shape)  # one encoding per word of X
-    return (X + PE)[sentence]  # the encodings move with the words
-
-
-_rng = np.random.default_rng(141)
-ADD_CASES = [
-    (X, SEB),  # the worked example, "seeds eat birds"
-    (_rng.normal(size=(5, 4)), np.array([3, 0, 4, 1, 2])),  # 5 words, d_model = 4
-    (_rng.normal(size=(4, 6)), np.array([1, 0, 3, 2])),
+_rng = np.random.default_rng(13)
+_Q, _K, _V = ex.Q, ex.K, ex.V  # the worked example
+BACKWARD_CASES = [
+    # n_q = 3, n_k = 5, d_k = 4, d_v = 2
+    tuple(_rng.normal(size=s) for s in [(3, 4), (5, 4), (5, 2), (3, 2)]),
+    (_Q, _K, _V, np.array([[1.0, 0.0], [1.0, 0.0], [1.0, 0.0]])),  # the lesson's example
+    # n_q = 4, n_k = 2, d_k = 3, d_v = 5
+    tuple(_rng.normal(size=s) for s in [(4, 3), (2, 3), (2, 5), (4, 5)]),
 ]
 
-ORDER_FIX_ADD = Exercise(
-    id="order_fix_add",
-    lesson="14_order_and_positions",
+
+GRAD_FIX_BACKWARD = Exercise(
+    id="grad_fix_backward",
+    lesson="14_gradients",
     kind="function",
-    answer="add_positions",
+    answer="attention_backward",
     hints=[
-        "Run both sentences through the broken function: are the outputs per word still "
-        "identical? Then the encodings carry no information about order.",
-        "Reorder the words first, then add PE[p] to the row in place p.",
+        "Compare the broken function's dQ with central differences: which of dQ, dK, dV agree?",
+        "dV is right, so the bug is between dA and dS: the softmax step.",
+        "Each row of dS is (diag(a) - a a^T) dA_i = a * (dA_i - a . dA_i): the broken code "
+        "keeps only the diag(a) part.",
     ],
-    solution="def add_positions(X, sentence):\n"
-    "    X_sentence = X[sentence]  # (n, d_model): row p is the word in place p\n"
-    "    return X_sentence + attnlib.sinusoidal_positions(*X_sentence.shape)",
-    cases=ADD_CASES,
-    reference=add_positions,
-    mistakes=[("positions_follow_words", _positions_follow_words)],
-    arg_names=("X", "sentence"),
+    solution="def attention_backward(Q, K, V, dOutput):\n"
+    "    d_k = Q.shape[-1]\n"
+    "    A = softmax_rows(Q @ K.T / np.sqrt(d_k))  # (n_q, n_k)\n"
+    "    dV = A.T @ dOutput  # (n_k, d_v)\n"
+    "    dA = dOutput @ V.T  # (n_q, n_k)\n"
+    "    dS = A * (dA - (A * dA).sum(axis=1, keepdims=True))  # through softmax, row by row\n"
+    "    dQ = dS @ K / np.sqrt(d_k)  # (n_q, d_k)\n"
+    "    dK = dS.T @ Q / np.sqrt(d_k)  # (n_k, d_k)\n"
+    "    return dQ, dK, dV",
+    cases=BACKWARD_CASES,
+    reference=attention_backward,
+    mistakes=[
+        (code, _variant(code))
+        for code in (
+            "jacobian_missing_outer",
+            "softmax_skipped",
+            "backward_unscaled",
+            "wrong_d",
+        )
+    ],
+    arg_names=("Q", "K", "V", "dOutput"),
+    result_names=("dQ", "dK", "dV"),
 )
 
 
-# ---- order_shift_map: transfer --------------------------------------------------------------
-def shift_map(k, d_model):
-    """M(k), block-diagonal, with PE[p + k] = M(k) @ PE[p] for every position p."""
-    M = np.zeros((d_model, d_model))
-    for i in range(d_model // 2):
-        angle = k * 10000.0 ** (-2 * i / d_model)
-        c, s = np.cos(angle), np.sin(angle)
-        M[2 * i : 2 * i + 2, 2 * i : 2 * i + 2] = [[c, s], [-s, c]]
-    return M
+# ---- grad_masked_backward: the backward pass when a mask hides keys ------------------------
+def masked_backward(Q, K, V, dOutput, mask):
+    """The reference: attnlib's backward pass with the forward pass's mask."""
+    return attention_backward(Q, K, V, dOutput, mask=mask)
 
 
-def _shift_map_pair_index(k, d_model):
-    M = np.zeros((d_model, d_model))
-    for i in range(d_model // 2):
-        angle = k * 10000.0 ** (-i / d_model)  # the mistake: i, not 2 i
-        c, s = np.cos(angle), np.sin(angle)
-        M[2 * i : 2 * i + 2, 2 * i : 2 * i + 2] = [[c, s], [-s, c]]
-    return M
+def _masked_variant(weights_of, through_softmax=True, root=True):
+    def backward(Q, K, V, dOutput, mask):
+        d = np.sqrt(Q.shape[-1]) if root else 1.0
+        A = weights_of(Q @ K.T / np.sqrt(Q.shape[-1]), mask)  # (n_q, n_k)
+        dV = A.T @ dOutput
+        dA = dOutput @ V.T
+        dS = A * (dA - (A * dA).sum(axis=-1, keepdims=True)) if through_softmax else A * dA
+        return dS @ K / d, dS.T @ Q / d, dV
+
+    return backward
 
 
-ORDER_SHIFT_MAP = Exercise(
-    id="order_shift_map",
-    lesson="14_order_and_positions",
+def _hide(S, mask):
+    return softmax(np.where(mask, S, -np.inf))
+
+
+_rng = np.random.default_rng(110)
+_PATTERN = np.array([[1, 0, 1, 1, 0], [0, 1, 1, 0, 1], [1, 1, 0, 0, 0]], dtype=bool)
+MASKED_BACKWARD_CASES = [
+    # n_q = 3, n_k = 5, d_k = 4, d_v = 2
+    (*(_rng.normal(size=s) for s in [(3, 4), (5, 4), (5, 2), (3, 2)]), causal_mask(3, 5)),
+    (*(_rng.normal(size=s) for s in [(3, 4), (5, 4), (5, 2), (3, 2)]), _PATTERN),
+    (_Q, _K, _V, np.array([[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]]), causal_mask(3)),
+]
+
+
+GRAD_MASKED_BACKWARD = Exercise(
+    id="grad_masked_backward",
+    lesson="14_gradients",
     kind="function",
-    answer="shift_map",
+    answer="attention_backward_masked",
     hints=[
-        "sin((p + k) w) = sin(p w) cos(k w) + cos(p w) sin(k w), and "
-        "cos((p + k) w) = cos(p w) cos(k w) - sin(p w) sin(k w): read off a 2 x 2 block.",
-        "One block per frequency w_i, on the diagonal at rows and columns 2i and 2i + 1: "
-        "[[cos(k w_i), sin(k w_i)], [-sin(k w_i), cos(k w_i)]].",
+        "Only the forward pass changes: hide the keys with -inf before softmax, as in lesson 09.",
+        "A hidden key has weight 0, so a * (dA - a . dA) is 0 there: it gets no gradient.",
+        "S = np.where(mask, Q @ K.T / np.sqrt(d_k), -np.inf); A = softmax_rows(S); then the "
+        "same backward steps as attention_backward.",
     ],
-    solution="def shift_map(k, d_model):\n"
-    "    M = np.zeros((d_model, d_model))\n"
-    "    for i in range(d_model // 2):\n"
-    "        angle = k * 10000.0 ** (-2 * i / d_model)\n"
-    "        c, s = np.cos(angle), np.sin(angle)\n"
-    "        M[2 * i : 2 * i + 2, 2 * i : 2 * i + 2] = [[c, s], [-s, c]]\n"
-    "    return M",
-    cases=[(1, 4), (3, 6), (5, 2), (2, 8)],
-    reference=shift_map,
+    solution="def attention_backward_masked(Q, K, V, dOutput, mask):\n"
+    "    d_k = Q.shape[-1]\n"
+    "    S = np.where(mask, Q @ K.T / np.sqrt(d_k), -np.inf)  # hide keys before softmax\n"
+    "    A = softmax_rows(S)  # (n_q, n_k), 0 where the mask is False\n"
+    "    dV = A.T @ dOutput  # (n_k, d_v)\n"
+    "    dA = dOutput @ V.T  # (n_q, n_k)\n"
+    "    dS = A * (dA - (A * dA).sum(axis=1, keepdims=True))  # 0 for every hidden key\n"
+    "    dQ = dS @ K / np.sqrt(d_k)  # (n_q, d_k)\n"
+    "    dK = dS.T @ Q / np.sqrt(d_k)  # (n_k, d_k)\n"
+    "    return dQ, dK, dV",
+    cases=MASKED_BACKWARD_CASES,
+    reference=masked_backward,
     mistakes=[
-        ("rotation_transposed", lambda k, d_model: shift_map(k, d_model).T),
-        ("pe_exponent", _shift_map_pair_index),
+        ("mask_ignored", _masked_variant(lambda S, mask: softmax(S))),
+        ("mask_after_softmax", _masked_variant(lambda S, mask: softmax(S) * mask)),
+        ("jacobian_missing_outer", _masked_variant(_hide, through_softmax=False)),
+        ("backward_unscaled", _masked_variant(_hide, root=False)),
     ],
-    arg_names=("k", "d_model"),
+    arg_names=("Q", "K", "V", "dOutput", "mask"),
+    result_names=("dQ", "dK", "dV"),
 )
 
 
 # the exercises in the order of the notebook's check cells
 EXERCISES = (
-    ORDER_BY_HAND,
-    ORDER_POSITIONS,
-    ORDER_PREDICT_EAT,
-    ORDER_FIX_ADD,
-    ORDER_SHIFT_MAP,
+    GRAD_JACOBIAN_BY_HAND,
+    GRAD_PREDICT_TIED,
+    GRAD_FIX_BACKWARD,
+    GRAD_MASKED_BACKWARD,
 )

@@ -1,206 +1,195 @@
-"""Checkers for lesson 15, attention inside a transformer block.
+"""Checkers for lesson 15, training an attention head.
 
-Ids: ``ln_by_hand`` (layer norm of one row by hand), ``ln_function`` (write layer_norm),
-``ln_predict_scale`` (predict then check: X ten times larger), ``block_fix_residual``
-(find the bug: the residual adds LN(X) instead of X), ``params_gpt2_medium`` (transfer:
-count a wider block's parameters). Expected answers come from ``attnlib.block``.
+Ids: ``dw_by_hand`` (dW_Q = X^T dQ by hand), ``self_attention_grads`` (write the backward
+pass of self-attention), ``predict_untouched_rows`` (predict then check: which rows of
+W_Q a loss on eat's row leaves alone), ``fix_train_step`` (find the bug: a step that
+climbs), ``ce_gradient_eat`` (transfer: the cross-entropy gradient for another target).
+Expected answers come from ``attnlib.grad`` and ``attnlib.core``.
 """
 
 import numpy as np
 
-from ..block import init_block, layer_norm, mlp, transformer_block
-from ..heads import multi_head_attention
+from .. import example as ex
+from ..core import attention, softmax
+from ..grad import attention_backward, self_attention_backward, softmax_jacobian
 from ..selfcheck.exercise import Exercise
 
-# ---- ln_by_hand -------------------------------------------------------------------------------
-ROW = np.array([1.0, 5.0, 3.0, 3.0])
+# ---- dw_by_hand -------------------------------------------------------------------------------
+X_HAND = np.array([[1.0, 0.0], [2.0, 1.0], [0.0, 3.0]])  # (n, d_model) = (3, 2)
+DQ_HAND = np.array([[1.0, -1.0], [0.0, 2.0], [2.0, 0.0]])  # (n, d_k) = (3, 2)
 
-
-def _ln_unbiased(X, gamma=1.0, beta=0.0, eps=0.0):
-    centred = X - X.mean(axis=-1, keepdims=True)
-    return gamma * centred / np.sqrt(X.var(axis=-1, ddof=1, keepdims=True) + eps) + beta
-
-
-def _ln_not_centred(X, gamma=1.0, beta=0.0, eps=0.0):
-    return gamma * X / np.sqrt(X.var(axis=-1, keepdims=True) + eps) + beta
-
-
-LN_BY_HAND = Exercise(
-    id="ln_by_hand",
-    lesson="15_transformer_block",
+DW_BY_HAND = Exercise(
+    id="dw_by_hand",
+    lesson="15_training_an_attention_head",
     kind="value",
-    answer="x_hat",
+    answer="dW_Q",
     hints=[
-        "First the mean of the row, then the mean of the squared distances from it.",
-        "The mean is 3 and the variance (4 + 4 + 0 + 0) / 4 = 2: divide each distance by sqrt(2).",
+        "dW_Q = X^T dQ has the shape of W_Q, (d_model, d_k) = (2, 2).",
+        "Entry [a, c] is the sum over the three tokens of X[i, a] * dQ[i, c].",
     ],
-    solution="x_hat = [-2 / np.sqrt(2), 2 / np.sqrt(2), 0, 0]  # mean 3, variance 2",
-    expected=layer_norm(ROW, eps=0),
-    mistakes={"ln_unbiased": _ln_unbiased(ROW), "ln_not_centred": _ln_not_centred(ROW)},
-    decimals=3,
-    name="x_hat",
+    solution=lambda: f"dW_Q = np.array({(X_HAND.T @ DQ_HAND).tolist()})  # X.T @ dQ, by hand",
+    expected=X_HAND.T @ DQ_HAND,
+    mistakes={"dw_transposed": DQ_HAND.T @ X_HAND},
+    name="dW_Q",
 )
 
 
-# ---- ln_function: write layer_norm ------------------------------------------------------------
-def _ln_columns(X, gamma, beta):
-    centred = X - X.mean(axis=0, keepdims=True)
-    return gamma * centred / np.sqrt(X.var(axis=0, keepdims=True) + 1e-5) + beta
+# ---- self_attention_grads: write the backward pass ---------------------------------------------
+def _grads_variant(mistake):
+    def backward(X, W_Q, W_K, W_V, dOutput):
+        Q, K, V = X @ W_Q, X @ W_K, X @ W_V
+        dQ, dK, dV = attention_backward(Q, K, V, dOutput)
+        if mistake == "backward_unscaled":
+            dQ, dK = dQ * np.sqrt(Q.shape[-1]), dK * np.sqrt(Q.shape[-1])
+        paths = {"Q": dQ @ W_Q.T, "K": dK @ W_K.T, "V": dV @ W_V.T}
+        dX = sum(paths.values())
+        if mistake == "V only":
+            dX = paths["V"]
+        elif mistake == "Q and K only":
+            dX = paths["Q"] + paths["K"]
+        return dX, X.T @ dQ, X.T @ dK, X.T @ dV
+
+    return backward
 
 
-_rng = np.random.default_rng(15)
-LN_CASES = [
-    # small spreads, where eps matters: n = 3 tokens, d_model = 4
-    (_rng.normal(size=(3, 4)) * 0.3, _rng.normal(size=4), _rng.normal(size=4)),
-    (_rng.normal(size=(5, 6)) * 2 + 1, np.ones(6), np.zeros(6)),  # n = 5, d_model = 6
-    (
-        np.array([[1.0, 0.0, 2.0, 0.0], [0.0, 2.0, 0.0, 1.0], [1.0, 1.0, 0.0, 1.0]]),
-        np.ones(4),
-        np.zeros(4),
-    ),
+_rng = np.random.default_rng(161)
+GRADS_CASES = [
+    # n = 5, d_model = 3, d_k = 4, d_v = 2
+    tuple(_rng.normal(size=s) for s in [(5, 3), (3, 4), (3, 4), (3, 2), (5, 2)]),
+    (ex.X, ex.W_Q, ex.W_K, ex.W_V, np.array([[1.0, 0.0], [1.0, 0.0], [1.0, 0.0]])),  # lesson's
+    # n = 4, d_model = 6, d_k = 2, d_v = 3
+    tuple(_rng.normal(size=s) for s in [(4, 6), (6, 2), (6, 2), (6, 3), (4, 3)]),
 ]
 
-
-LN_FUNCTION = Exercise(
-    id="ln_function",
-    lesson="15_transformer_block",
+SELF_ATTENTION_GRADS = Exercise(
+    id="self_attention_grads",
+    lesson="15_training_an_attention_head",
     kind="function",
-    answer="layer_norm",
+    answer="self_attention_backward",
     hints=[
-        "Work along the last axis with keepdims=True, so the mean and variance stay columns.",
-        "gamma * (X - mean) / np.sqrt(var + 1e-5) + beta, with var the mean squared distance.",
+        "Start from dQ, dK, dV = attnlib.attention_backward(X @ W_Q, X @ W_K, X @ W_V, dOutput).",
+        "Each weight: dW = X.T @ (its dQ, dK or dV). X: one path through each projection.",
     ],
-    solution="def layer_norm(X, gamma, beta):\n"
-    "    mean = X.mean(axis=-1, keepdims=True)  # (n, 1)\n"
-    "    var = ((X - mean) ** 2).mean(axis=-1, keepdims=True)  # (n, 1)\n"
-    "    return gamma * (X - mean) / np.sqrt(var + 1e-5) + beta  # (n, d_model)",
-    cases=LN_CASES,
-    reference=lambda X, gamma, beta: layer_norm(X, gamma, beta),
+    solution="def self_attention_backward(X, W_Q, W_K, W_V, dOutput):\n"
+    "    dQ, dK, dV = attnlib.attention_backward(X @ W_Q, X @ W_K, X @ W_V, dOutput)\n"
+    "    dX = dQ @ W_Q.T + dK @ W_K.T + dV @ W_V.T  # three paths, each (n, d_model)\n"
+    "    return dX, X.T @ dQ, X.T @ dK, X.T @ dV  # dW: (d_model, d_k or d_v)",
+    cases=GRADS_CASES,
+    reference=self_attention_backward,
     mistakes=[
-        ("ln_unbiased", lambda X, g, b: _ln_unbiased(X, g, b, eps=1e-5)),
-        ("ln_columns", _ln_columns),
-        ("ln_not_centred", lambda X, g, b: _ln_not_centred(X, g, b, eps=1e-5)),
-        ("ln_no_eps", lambda X, g, b: layer_norm(X, g, b, eps=0)),
+        ("dx_missing_path", _grads_variant("V only")),
+        ("dx_missing_path", _grads_variant("Q and K only")),
+        ("backward_unscaled", _grads_variant("backward_unscaled")),
     ],
-    arg_names=("X", "gamma", "beta"),
+    arg_names=("X", "W_Q", "W_K", "W_V", "dOutput"),
+    result_names=("dX", "dW_Q", "dW_K", "dW_V"),
 )
 
 
-# ---- ln_predict_scale -------------------------------------------------------------------------
-LN_PREDICT_SCALE = Exercise(
-    id="ln_predict_scale",
-    lesson="15_transformer_block",
+# ---- predict_untouched_rows -------------------------------------------------------------------
+PREDICT_UNTOUCHED_ROWS = Exercise(
+    id="predict_untouched_rows",
+    lesson="15_training_an_attention_head",
     kind="choice",
     answer="prediction",
     hints=[
-        "What does the first thing in the block, LN_1, do to a row that is 10 times larger?",
-        "LN(10 x) = LN(x): the heads receive the same rows as before.",
+        "Only eat's row of the scores is in the loss, so only eat's row of dQ is non-zero.",
+        "Row a of dW_Q = X^T dQ is eat's input X[eat, a] times eat's dQ row; eat is (0, 2, 0, 1).",
     ],
-    solution="prediction = 'unchanged'  # LN_1 removes each row's scale before attention",
-    expected="unchanged",
-    options=("unchanged", "sharper", "flatter"),
-    mistakes={"sharper": "ln_scale_invariance", "flatter": "ln_scale_invariance"},
-)
-
-
-# ---- block_fix_residual: repair a transformer block -------------------------------------------
-def _block_variant(mistake):
-    def block(X, W_Q, W_K, W_V, W_O, W_1, b_1, W_2, b_2, n_heads):
-        X_norm = layer_norm(X)
-        attended = multi_head_attention(X_norm, X_norm, W_Q, W_K, W_V, W_O, n_heads)[0]
-        if mistake == "post_norm":
-            H = layer_norm(X + attended)
-            return layer_norm(H + mlp(H, W_1, b_1, W_2, b_2))
-        if mistake == "post_norm, the original layout":  # LN(X + Sublayer(X)), no LN before
-            H = layer_norm(X + multi_head_attention(X, X, W_Q, W_K, W_V, W_O, n_heads)[0])
-            return layer_norm(H + mlp(H, W_1, b_1, W_2, b_2))
-        if mistake == "no_residual":
-            H = attended
-            return mlp(layer_norm(H), W_1, b_1, W_2, b_2)
-        H = X_norm + attended  # residual_from_norm
-        if mistake == "residual_from_norm, as in the broken block":
-            return H + mlp(layer_norm(H), W_1, b_1, W_2, b_2)
-        H_norm = layer_norm(H)  # both residuals from the normalised rows
-        return H_norm + mlp(H_norm, W_1, b_1, W_2, b_2)
-
-    return block
-
-
-def _block_cases():
-    rng = np.random.default_rng(16)
-    cases = []
-    for n, d_model, n_heads, d_ff in [(3, 4, 2, 8), (5, 6, 3, 7)]:
-        weights = [rng.normal(size=(d_model, d_model)) for _ in range(4)]  # W_Q, W_K, W_V, W_O
-        mlp_weights = [
-            rng.normal(size=(d_model, d_ff)),
-            rng.normal(size=d_ff),
-            rng.normal(size=(d_ff, d_model)),
-            rng.normal(size=d_model),
-        ]
-        cases.append((rng.normal(size=(n, d_model)) * 2, *weights, *mlp_weights, n_heads))
-    return cases
-
-
-BLOCK_FIX_RESIDUAL = Exercise(
-    id="block_fix_residual",
-    lesson="15_transformer_block",
-    kind="function",
-    answer="transformer_block",
-    hints=[
-        "Compare the broken block with the two formulas line by line: what is each branch "
-        "added to?",
-        "H = X + attention(LN_1(X)): the residual carries X itself, not its normalised copy.",
-    ],
-    solution="def transformer_block(X, W_Q, W_K, W_V, W_O, W_1, b_1, W_2, b_2, n_heads):\n"
-    "    X_norm = attnlib.layer_norm(X)  # (n, d_model)\n"
-    "    H = X + attnlib.multi_head_attention(X_norm, X_norm, W_Q, W_K, W_V, W_O, n_heads)[0]\n"
-    "    return H + attnlib.mlp(attnlib.layer_norm(H), W_1, b_1, W_2, b_2)  # (n, d_model)",
-    cases=_block_cases(),
-    reference=lambda X, W_Q, W_K, W_V, W_O, W_1, b_1, W_2, b_2, n_heads: transformer_block(
-        X, W_Q, W_K, W_V, W_O, W_1, b_1, W_2, b_2, n_heads
-    )[0],
-    mistakes=[
-        ("residual_from_norm", _block_variant("residual_from_norm, as in the broken block")),
-        ("residual_from_norm", _block_variant("residual_from_norm")),
-        ("post_norm", _block_variant("post_norm")),
-        ("post_norm", _block_variant("post_norm, the original layout")),
-        ("no_residual", _block_variant("no_residual")),
-    ],
-    arg_names=("X", "W_Q", "W_K", "W_V", "W_O", "W_1", "b_1", "W_2", "b_2", "n_heads"),
-)
-
-
-# ---- params_gpt2_medium: count a wider block ------------------------------------------------
-_MEDIUM = init_block(1024, 4096)  # zeros: the shapes are what counts
-_ATTENTION = sum(_MEDIUM[name].size for name in ("W_Q", "W_K", "W_V", "W_O"))
-_MATRICES = sum(p.size for name, p in _MEDIUM.items() if name.startswith("W_"))
-_ALL = sum(p.size for p in _MEDIUM.values())
-del _MEDIUM
-
-PARAMS_GPT2_MEDIUM = Exercise(
-    id="params_gpt2_medium",
-    lesson="15_transformer_block",
-    kind="value",
-    answer="n_params",
-    hints=[
-        "List the block's arrays and their shapes, as the lesson's sizes table does.",
-        "4 d^2 + 2 d d_ff + d_ff + 5 d, with d = 1024 and d_ff = 4096.",
-    ],
-    solution=f"n_params = 4 * 1024**2 + 2 * 1024 * 4096 + 4096 + 5 * 1024  # = {_ALL:,}",
-    expected=_ALL,
+    solution="prediction = 'rows 1 and 3'  # eat's input is 0 in dims 1 and 3",
+    expected="rows 1 and 3",
+    options=("rows 1 and 3", "rows 2 and 4", "none", "all four"),
     mistakes={
-        "params_times_heads": _ALL + 15 * _ATTENTION,
-        "params_no_vectors": _MATRICES,
+        "rows 2 and 4": "dw_zero_input",
+        "none": "dw_zero_input",
+        "all four": "dw_zero_input",
     },
-    name="the number of parameters",
+)
+
+
+# ---- fix_train_step: repair a gradient step ---------------------------------------------------
+def _loss_gradients(X, W_Q, W_K, W_V):
+    """dW_Q, dW_K of L = -log A[0, -1]: the first token should attend to the last."""
+    _, A = attention(X @ W_Q, X @ W_K, X @ W_V)
+    dWeights = np.zeros_like(A)
+    dWeights[0, -1] = -1 / A[0, -1]
+    dOutput = np.zeros((X.shape[0], W_V.shape[1]))
+    _, dW_Q, dW_K, _ = self_attention_backward(X, W_Q, W_K, W_V, dOutput, dWeights=dWeights)
+    return dW_Q, dW_K
+
+
+def _train_step(X, W_Q, W_K, W_V, learning_rate):
+    dW_Q, dW_K = _loss_gradients(X, W_Q, W_K, W_V)
+    return W_Q - learning_rate * dW_Q, W_K - learning_rate * dW_K
+
+
+def _ascent_step(X, W_Q, W_K, W_V, learning_rate):
+    dW_Q, dW_K = _loss_gradients(X, W_Q, W_K, W_V)
+    return W_Q + learning_rate * dW_Q, W_K + learning_rate * dW_K
+
+
+_rng = np.random.default_rng(162)
+STEP_CASES = [
+    (ex.X, ex.W_Q, ex.W_K, ex.W_V, 0.05),  # the lesson's: birds -> seeds
+    (*(_rng.normal(size=s) for s in [(5, 3), (3, 4), (3, 4), (3, 2)]), 0.1),
+    (*(_rng.normal(size=s) for s in [(4, 6), (6, 2), (6, 2), (6, 3)]), 0.5),
+]
+
+FIX_TRAIN_STEP = Exercise(
+    id="fix_train_step",
+    lesson="15_training_an_attention_head",
+    kind="function",
+    answer="train_step",
+    hints=[
+        "Print the loss before and after one broken step: which way does it move?",
+        "A descent step moves against the gradient: W - learning_rate * dW.",
+    ],
+    solution="def train_step(X, W_Q, W_K, W_V, learning_rate):\n"
+    "    _, A = attnlib.attention(X @ W_Q, X @ W_K, X @ W_V)  # (n, n)\n"
+    "    dWeights = np.zeros_like(A)\n"
+    "    dWeights[0, -1] = -1 / A[0, -1]  # d(-log a) / da\n"
+    "    dOutput = np.zeros((X.shape[0], W_V.shape[1]))  # the output is not in the loss\n"
+    "    _, dW_Q, dW_K, _ = attnlib.self_attention_backward(\n"
+    "        X, W_Q, W_K, W_V, dOutput, dWeights=dWeights\n"
+    "    )\n"
+    "    return W_Q - learning_rate * dW_Q, W_K - learning_rate * dW_K",
+    cases=STEP_CASES,
+    reference=_train_step,
+    mistakes=[("gradient_ascent", _ascent_step)],
+    arg_names=("X", "W_Q", "W_K", "W_V", "learning_rate"),
+    result_names=("W_Q", "W_K"),
+)
+
+
+# ---- ce_gradient_eat: the cross-entropy gradient for another target ---------------------------
+_P = softmax(ex.SCALED[0])  # birds' weights, (n_k,)
+_EAT = ex.TOKENS.index("eat")
+_D_WEIGHTS = np.zeros(3)
+_D_WEIGHTS[_EAT] = -1 / _P[_EAT]  # d(-log p_eat) / dp
+_D_SCORES = softmax_jacobian(_P) @ _D_WEIGHTS  # through the Jacobian: p - e_eat
+
+CE_GRADIENT_EAT = Exercise(
+    id="ce_gradient_eat",
+    lesson="15_training_an_attention_head",
+    kind="value",
+    answer="dL_ds",
+    hints=[
+        "The lesson derived d(-log p_t) / ds = p - e_t for target t; here t is eat.",
+        "Birds' weights are (0.013, 0.882, 0.106): subtract 1 from eat's entry.",
+    ],
+    solution=lambda: f"dL_ds = np.array({np.round(_D_SCORES, 3).tolist()})  # weights - [0, 1, 0]",
+    expected=_D_SCORES,
+    mistakes={"ce_sign": -_D_SCORES, "ce_weights_not_scores": _D_WEIGHTS},
+    decimals=3,
+    name="dL/ds",
 )
 
 
 # the exercises in the order of the notebook's check cells
 EXERCISES = (
-    LN_BY_HAND,
-    LN_FUNCTION,
-    LN_PREDICT_SCALE,
-    BLOCK_FIX_RESIDUAL,
-    PARAMS_GPT2_MEDIUM,
+    DW_BY_HAND,
+    SELF_ATTENTION_GRADS,
+    PREDICT_UNTOUCHED_ROWS,
+    FIX_TRAIN_STEP,
+    CE_GRADIENT_EAT,
 )

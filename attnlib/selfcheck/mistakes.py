@@ -163,7 +163,7 @@ MISTAKES = {
         "the running sum of weighted values was not rescaled: when the max rises it must be "
         "multiplied by exp(m_old - m_new), exactly like the running sum l."
     ),
-    # lessons 07-12
+    # lessons 07, 08, 09, 12, 14 and 16
     "temperature_inverted": (
         "the scores were multiplied by the temperature: a temperature T divides them, so T > 1"
         " narrows the gaps (flatter weights) and T < 1 widens them (sharper weights)."
@@ -203,7 +203,7 @@ MISTAKES = {
         "still needs the mask inside it (key j <= query i), or each query sees a few keys "
         "after itself."
     ),
-    # ---- lessons 13 and 14: attention with no weights; order and positions ----
+    # ---- lessons 10 and 11: attention with no weights; order and positions ----
     "row_sums_differ": (
         "the scores are symmetric, but softmax divides row i by its own sum Z_i, so "
         "Z_i a_ij = Z_j a_ji: the row with the smaller sum gives the larger weight, and the "
@@ -235,7 +235,7 @@ MISTAKES = {
         "sin((p + k) w) = sin(p w) cos(k w) + cos(p w) sin(k w) the first row of a block is "
         "[cos(k w), sin(k w)]."
     ),
-    # ---- lessons 15 and 16: the transformer block, training an attention head ----
+    # ---- lessons 13 and 15: the transformer block, training an attention head ----
     "ln_unbiased": (
         "layer norm divides the squared distances from the mean by d_model, not d_model - 1: "
         "the variance of a row is their plain mean (np.var's default, ddof=0)."
