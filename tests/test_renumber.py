@@ -131,3 +131,9 @@ def test_an_exercise_number_keeps_its_part(tmp_path):
     assert (
         tmp_path / "notes.md"
     ).read_text() == "See exercise 01.2, exercises 03.1 and 01.4, 0.02.\n"
+
+
+def test_a_new_lesson_inside_a_range_widens_it(tmp_path):
+    course(tmp_path, {"00": "start", "01": "a", "02": "b", "03": "c", "90": "new"})
+    renumber.renumber(tmp_path, order=["start", "a", "new", "b", "c"], out=lambda line: None)
+    assert "Lessons 01 to 04 come first" in (tmp_path / "README.md").read_text()
