@@ -1,4 +1,4 @@
-"""The checkers of lessons 04 to 09, 13, 15 and 17, in one style: tables of answers written the
+"""The checkers of lessons 04 to 10, 13, 15 and 17, in one style: tables of answers written the
 way a learner writes them (never taken from the checkers), each with the verdict it must get.
 
 - ``RIGHT``: answers that pass (the solution notebooks' way, rounded by hand, another form);

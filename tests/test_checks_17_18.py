@@ -1,4 +1,4 @@
-"""The checkers of lessons 18 (precision) and 18 (checking against a framework), with answers
+"""The checkers of lessons 18 (precision) and 19 (checking against a framework), with answers
 written the way a learner writes them: numpy only, never taken from attnlib, so a checker
 cannot pass by comparing the package with itself. Each right answer passes; each slip a
 learner makes is named with its own code.

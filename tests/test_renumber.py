@@ -126,11 +126,14 @@ def test_the_course_is_in_the_order_of_course_order():
 
 def test_an_exercise_number_keeps_its_part(tmp_path):
     course(tmp_path, {"00": "start", "01": "a", "02": "b", "03": "c"})
-    (tmp_path / "notes.md").write_text("See exercise 03.2, exercises 02.1 and 03.4, 0.02.\n")
+    (tmp_path / "notes.md").write_text(
+        "See exercise 03.2, exercises 02.1 and 03.4, 0.02.\nLessons 02 (b) and 03 (c, not 02).\n"
+    )
     renumber.renumber(tmp_path, order=["start", "c", "a", "b"], out=lambda line: None)
     assert (
-        tmp_path / "notes.md"
-    ).read_text() == "See exercise 01.2, exercises 03.1 and 01.4, 0.02.\n"
+        (tmp_path / "notes.md").read_text()
+        == "See exercise 01.2, exercises 03.1 and 01.4, 0.02.\nLessons 03 (b) and 01 (c, not 02).\n"
+    )
 
 
 def test_a_new_lesson_inside_a_range_widens_it(tmp_path):

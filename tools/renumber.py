@@ -137,6 +137,7 @@ class Rewriter:
         stems = "|".join(sorted(map(re.escape, found), key=len, reverse=True))
         numbers = "|".join(sorted(mapping))
         num = rf"(?:{numbers})"
+        tail = r"(?:\.\d+)?(?:\s*\([^()\n]{0,60}\))?"  # "03.2", "17 (precision)"
         sep = r"(?:,\s+and\s+|,\s*|\s+and\s+|\s+or\s+|\s+to\s+|\s+through\s+|\s*[-–]\s*)"
         self.pattern = re.compile(
             "|".join(
@@ -144,7 +145,7 @@ class Rewriter:
                     rf"(?P<file>(?<![\w.])(?P<fnum>\d\d)_(?P<stem>{stems})(?![a-z0-9_]))",
                     rf"(?P<module>(?<=lesson_)(?P<mnum>{num})(?!\d))",
                     rf"(?P<prose>(?<![\w])(?:[Ll]essons?|[Ee]xercises?|[Nn]otebooks?)\s+"
-                    rf"{num}(?:\.\d+)?(?:{sep}{num}(?:\.\d+)?)*(?![\d.]\d|\w))",
+                    rf"{num}{tail}(?:{sep}{num}{tail})*(?![\d.]\d|\w))",
                     rf"(?P<link>(?<=\[)(?P<lnum>{num})(?=(?:\]| [^\]\n]*\])\((?:\.\./)?"
                     r"(?:notebooks|exercises|solutions)/(?P=lnum)_))",
                     rf"(?P<label>(?<=# )(?P<cnum>{num})(?m:(?=:|[ \t]*$)))",
@@ -174,6 +175,11 @@ class Rewriter:
         return f"{new[0]:02d}{separator}{new[-1]:02d}"
 
     def _prose(self, text):
+        # a parenthesis after a number ("lesson 17 (float16 has 10 bits)") is left as it is
+        parts = re.split(r"(\([^()\n]*\))", text)
+        return "".join(p if p.startswith("(") else self._prose_part(p) for p in parts)
+
+    def _prose_part(self, text):
         # ranges inside a list first ("lessons 01 to 03 and 05"), then single numbers
         out, last = [], 0
         pieces = re.finditer(rf"({self.number.pattern})(\s*[-–]\s*|\s+to\s+|\s+through\s+)"

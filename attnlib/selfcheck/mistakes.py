@@ -167,7 +167,7 @@ MISTAKES = {
         "the running sum of weighted values was not rescaled: when the max rises it must be "
         "multiplied by exp(m_old - m_new), exactly like the running sum l."
     ),
-    # lessons 07, 08, 09, 13, 15 and 17
+    # lessons 07 to 10, 13, 15 and 17
     "temperature_inverted": (
         "the scores were multiplied by the temperature: a temperature T divides them, so T > 1"
         " narrows the gaps (flatter weights) and T < 1 widens them (sharper weights)."
