@@ -1,4 +1,4 @@
-"""The checkers of lessons 04 to 09, 12, 14 and 16, in one style: tables of answers written the
+"""The checkers of lessons 04 to 10, 13, 15 and 17, in one style: tables of answers written the
 way a learner writes them (never taken from the checkers), each with the verdict it must get.
 
 - ``RIGHT``: answers that pass (the solution notebooks' way, rounded by hand, another form);
@@ -22,9 +22,9 @@ import sympy as sp
 import attnlib
 from attnlib import example as ex
 from attnlib.checkers import lesson_09 as L9
-from attnlib.checkers import lesson_12 as L12
-from attnlib.checkers import lesson_14 as L14
-from attnlib.checkers import lesson_16 as L16
+from attnlib.checkers import lesson_13 as L12
+from attnlib.checkers import lesson_15 as L14
+from attnlib.checkers import lesson_17 as L16
 from tests.checker_cases import (
     ROOT,
     assert_mistake,
@@ -62,6 +62,13 @@ def scaled_by(divisor):
         return softmax_rows(Q @ K.T / divisor(X, Q, V)) @ V
 
     return f
+
+
+def padding_mask_loop(lengths, n_k):
+    mask = np.zeros((len(lengths), 1, n_k), dtype=bool)
+    for b, length in enumerate(lengths):
+        mask[b, 0, :length] = True
+    return mask
 
 
 def masked_attention(Q, K, V, mask):
@@ -273,26 +280,30 @@ RIGHT = [
     ("mask_causal", np.tril(np.ones((4, 4), dtype=bool))),
     ("mask_weights", L9.WEIGHTS_CAUSAL),
     ("mask_weights", np.round(L9.WEIGHTS_CAUSAL, 3)),
+    ("mask_padding", lambda lengths, n_k: np.arange(n_k) < np.array(lengths)[:, None, None]),
+    ("mask_padding", lambda lengths, n_k: attnlib.padding_mask(lengths, n_k=n_k)),
+    ("mask_padding", padding_mask_loop),
+    # 10
     ("mask_fix_attention", masked_attention),
     ("mask_fix_attention", masked_attention_big_negative),
     ("mask_predict_finite_fill", "uniform"),
     ("mask_kv_cache", [[1, 1, 1, 1, 0], [1, 1, 1, 1, 1]]),
     ("mask_kv_cache", np.arange(5)[None, :] <= np.arange(2)[:, None] + 3),
-    # 12
+    # 13
     ("heads_by_hand", [[3, 4], [9, 10]]),
     ("heads_by_hand", np.array([[3.0, 4.0], [9.0, 10.0]])),
     ("heads_multi_query", multi_query),
     ("heads_cross_shape", (4, 6, 9)),
     ("heads_cross_shape", [4, 6, 9]),
     ("heads_fix_merge", multi_head),
-    # 14
+    # 15
     ("grad_jacobian_by_hand", J_HAND),
     ("grad_jacobian_by_hand", np.round(J_HAND, 4)),  # rounded by hand
     ("grad_predict_tied", "stays"),
     ("grad_fix_backward", backward),
     ("grad_fix_backward", L14._variant(None)),
     ("grad_masked_backward", masked_backward),
-    # 16
+    # 17
     ("cost_matrix_mib", 4096 * 4096 * 8 / 2**20),
     ("cost_matrix_mib", 128),
     ("cost_doubling", (4, 2)),
@@ -413,6 +424,17 @@ WRONG = [
     ("mask_weights", softmax_rows(np.where(CAUSAL_3.T, S_SCALED, -np.inf)), "transposed"),
     ("mask_weights", L9.WEIGHTS_CAUSAL.T, "transposed"),
     (
+        "mask_padding",
+        lambda lengths, n_k: np.arange(n_k) <= np.array(lengths)[:, None, None],
+        "padding_off_by_one",
+    ),
+    (
+        "mask_padding",
+        lambda lengths, n_k: np.arange(n_k) >= np.array(lengths)[:, None, None],
+        "inverted_mask",
+    ),
+    # 10
+    (
         "mask_fix_attention",
         lambda Q, K, V, m: (softmax_rows(Q @ K.T / np.sqrt(K.shape[-1])) * m) @ V,
         "mask_after_softmax",
@@ -422,7 +444,7 @@ WRONG = [
     ("mask_predict_finite_fill", "zeros", "finite_fill"),
     ("mask_kv_cache", [[1, 0, 0, 0, 0], [1, 1, 0, 0, 0]], "top_left_with_cache"),
     ("mask_kv_cache", [[0, 0, 0, 0, 1], [0, 0, 0, 0, 0]], "inverted_mask"),
-    # 12
+    # 13
     ("heads_by_hand", [[5, 6], [7, 8]], "reshape_no_transpose"),
     ("heads_by_hand", [[2, 5], [8, 11]], "heads_interleaved"),
     ("heads_multi_query", lambda *a: multi_query(*a, split_fn=bad_split), "reshape_no_transpose"),
@@ -435,7 +457,7 @@ WRONG = [
     ("heads_fix_merge", lambda *a: multi_head(*a, root="none"), "unscaled"),
     ("heads_fix_merge", no_projection, "no_output_projection"),
     ("heads_fix_merge", merge_split_without_transpose, "reshape_no_transpose"),
-    # 14
+    # 15
     ("grad_jacobian_by_hand", np.diag([0.5, 0.25, 0.25]), "jacobian_missing_outer"),
     ("grad_jacobian_by_hand", -np.array(J_HAND), "jacobian_sign"),
     ("grad_predict_tied", "vanishes", "tied_scores_keep_gradient"),
@@ -455,7 +477,7 @@ WRONG = [
         ("grad_fix_backward", lambda Q, K, V, G, m=mistake: backward(Q, K, V, G, m), mistake)
         for mistake in ("jacobian_missing_outer", "softmax_skipped", "backward_unscaled", "wrong_d")
     ],
-    # 16
+    # 17
     ("cost_matrix_mib", 4096 * 8 / 2**20, "linear_in_n"),
     ("cost_matrix_mib", 4096 * 4096 * 4 / 2**20, "float32_bytes"),
     ("cost_matrix_mib", 4096 * 4096 * 8 / 1e6, "decimal_megabytes"),
@@ -570,12 +592,12 @@ def notebook_function(lesson, name):
         ("07_the_whole_formula", "broken_attention", "attention", "wrong_axis"),
         ("08_why_sqrt_dk", "self_attention_broken", "sqrt_fix_scaled_twice", "divided_by_d_k"),
         (
-            "13_transformer_block",
+            "14_transformer_block",
             "transformer_block_broken",
             "block_fix_residual",
             "residual_from_norm",
         ),
-        ("15_training_an_attention_head", "train_step_broken", "fix_train_step", "gradient_ascent"),
+        ("16_training_an_attention_head", "train_step_broken", "fix_train_step", "gradient_ascent"),
     ],
 )
 def test_each_broken_function_of_the_notebooks_is_named(lesson, name, exercise_id, code):
@@ -594,9 +616,9 @@ def test_each_broken_function_of_the_notebooks_is_named(lesson, name, exercise_i
         ("07_the_whole_formula", "attention", "attention"),
         ("07_the_whole_formula", "attention_with_temperature", "formula_temperature"),
         ("08_why_sqrt_dk", "self_attention", "sqrt_fix_scaled_twice"),
-        ("16_cost_and_memory", "causal_blocked_attention", "blocked_causal"),
-        ("13_transformer_block", "transformer_block", "block_fix_residual"),
-        ("15_training_an_attention_head", "train_step", "fix_train_step"),
+        ("17_cost_and_memory", "causal_blocked_attention", "blocked_causal"),
+        ("14_transformer_block", "transformer_block", "block_fix_residual"),
+        ("16_training_an_attention_head", "train_step", "fix_train_step"),
     ],
 )
 def test_each_repaired_function_of_the_notebooks_passes(lesson, name, exercise_id):
@@ -623,19 +645,19 @@ def test_mask_fix_attention_names_overflow_of_a_naive_exp():
 
 
 def test_the_broken_functions_of_the_notebooks_are_named():
-    def broken_masked_attention(Q, K, V, mask):  # as in solutions/09_masking.ipynb
+    def broken_masked_attention(Q, K, V, mask):  # as in solutions/10_masks_in_practice.ipynb
         A = softmax_rows(Q @ K.T / np.sqrt(K.shape[-1]))
         return (A * mask) @ V
 
     assert verdict("mask_fix_attention", broken_masked_attention).mistake == "mask_after_softmax"
 
 
-def test_each_lesson_12_mistake_of_the_checker_is_really_wrong():
+def test_each_lesson_13_mistake_of_the_checker_is_really_wrong():
     for code, variant in L12.FIX_MISTAKES:
         assert verdict("heads_fix_merge", variant).mistake == code
 
 
-def test_lesson_13_post_norm_is_named_in_the_original_transformer_layout():
+def test_lesson_14_post_norm_is_named_in_the_original_transformer_layout():
     def post_norm_block(X, W_Q, W_K, W_V, W_O, W_1, b_1, W_2, b_2, n_heads):
         LN = attnlib.layer_norm  # LN(X + Sublayer(X)), as in the Transformer paper
         H = LN(X + attnlib.multi_head_attention(X, X, W_Q, W_K, W_V, W_O, n_heads)[0])

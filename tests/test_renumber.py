@@ -1,6 +1,7 @@
 """tools/renumber.py on a small course of its own, in a temporary git repository."""
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -126,8 +127,28 @@ def test_the_course_is_in_the_order_of_course_order():
 
 def test_an_exercise_number_keeps_its_part(tmp_path):
     course(tmp_path, {"00": "start", "01": "a", "02": "b", "03": "c"})
-    (tmp_path / "notes.md").write_text("See exercise 03.2, exercises 02.1 and 03.4, 0.02.\n")
+    (tmp_path / "notes.md").write_text(
+        "See exercise 03.2, exercises 02.1 and 03.4, 0.02.\nLessons 02 (b) and 03 (c, not 02).\n"
+    )
     renumber.renumber(tmp_path, order=["start", "c", "a", "b"], out=lambda line: None)
     assert (
-        tmp_path / "notes.md"
-    ).read_text() == "See exercise 01.2, exercises 03.1 and 01.4, 0.02.\n"
+        (tmp_path / "notes.md").read_text()
+        == "See exercise 01.2, exercises 03.1 and 01.4, 0.02.\nLessons 03 (b) and 01 (c, not 02).\n"
+    )
+
+
+def test_a_new_lesson_inside_a_range_widens_it(tmp_path):
+    course(tmp_path, {"00": "start", "01": "a", "02": "b", "03": "c", "90": "new"})
+    renumber.renumber(tmp_path, order=["start", "a", "new", "b", "c"], out=lambda line: None)
+    assert "Lessons 01 to 04 come first" in (tmp_path / "README.md").read_text()
+
+
+@pytest.mark.parametrize("kind", ["notebooks", "solutions"])
+def test_each_lesson_ends_by_pointing_to_the_next_one(kind):
+    # the renumbering moves files, not the sentences that say what comes next
+    root = Path(__file__).resolve().parent.parent
+    paths = sorted((root / kind).glob("[0-9][0-9]_*.ipynb"))
+    for here, after in zip(paths, paths[1:] + [None], strict=True):
+        last = "".join(json.loads(here.read_text())["cells"][-1]["source"])
+        named = set(re.findall(r"(\d\d_[a-z0-9_]+)\.ipynb", last)) - {here.stem}
+        assert named == ({after.stem} if after else set()), f"{here.name} points to {named}"

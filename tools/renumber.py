@@ -16,15 +16,21 @@ another, which would turn 10 -> 12 -> 16):
   the registry's list);
 - checker modules ``lesson_NN`` (imports, test names);
 - prose: "lesson 11", "Lessons 13 to 18", "lessons 09, 10 and 12", "exercise 09", and bare
-  ranges "13-18" or "01 to 07"; a range whose lessons are no longer next to each other is left
-  as it was and printed, to be rewritten by hand;
-- link text ``[NN ...](notebooks/NN_stem.ipynb)`` and ``[NN](exercises/NN_stem.ipynb)``;
+  ranges "13-18" or "01 to 07" (a new lesson landing inside a range widens it); a range whose
+  lessons are no longer next to each other is left as it was and printed, to be rewritten by
+  hand;
+- link text ``[NN ...](notebooks/NN_stem.ipynb)`` and ``[NN](exercises/NN_stem.ipynb)``, a
+  comment label ``# NN`` or ``# NN:`` on a line of its own, and each lesson notebook's title
+  ``# NN · ...`` (set to its own number);
 - rows of a course map (table lines) and items of a list of stems (lines holding only
   ``"NN_stem",``) are put in the new order.
 
 The mapping comes from the files as they are, so a second run finds every lesson at its place
 and changes nothing. Two lessons with the same number are refused: give a new lesson an unused
-number (say 90) before running.
+number (say 90) before running; "lesson 90" in its text or its neighbours' then becomes its
+place. Left by hand: prose that says "next" or "later" without a number, a new lesson's row in
+README.md's and lesson 00's course maps, then ``tools/lesson_length.py --write``,
+``tools/generate.py`` and ``tools/execute.py`` on the notebooks whose code changed.
 """
 
 import argparse
@@ -131,6 +137,7 @@ class Rewriter:
         stems = "|".join(sorted(map(re.escape, found), key=len, reverse=True))
         numbers = "|".join(sorted(mapping))
         num = rf"(?:{numbers})"
+        tail = r"(?:\.\d+)?(?:\s*\([^()\n]{0,60}\))?"  # "03.2", "17 (precision)"
         sep = r"(?:,\s+and\s+|,\s*|\s+and\s+|\s+or\s+|\s+to\s+|\s+through\s+|\s*[-–]\s*)"
         self.pattern = re.compile(
             "|".join(
@@ -138,7 +145,7 @@ class Rewriter:
                     rf"(?P<file>(?<![\w.])(?P<fnum>\d\d)_(?P<stem>{stems})(?![a-z0-9_]))",
                     rf"(?P<module>(?<=lesson_)(?P<mnum>{num})(?!\d))",
                     rf"(?P<prose>(?<![\w])(?:[Ll]essons?|[Ee]xercises?|[Nn]otebooks?)\s+"
-                    rf"{num}(?:\.\d+)?(?:{sep}{num}(?:\.\d+)?)*(?![\d.]\d|\w))",
+                    rf"{num}{tail}(?:{sep}{num}{tail})*(?![\d.]\d|\w))",
                     rf"(?P<link>(?<=\[)(?P<lnum>{num})(?=(?:\]| [^\]\n]*\])\((?:\.\./)?"
                     r"(?:notebooks|exercises|solutions)/(?P=lnum)_))",
                     rf"(?P<label>(?<=# )(?P<cnum>{num})(?m:(?=:|[ \t]*$)))",
@@ -154,7 +161,13 @@ class Rewriter:
             return None
         new = sorted(int(self.mapping[f"{n:02d}"]) for n in range(int(a), int(b) + 1)
                      if f"{n:02d}" in self.mapping)  # fmt: skip
-        if new != list(range(new[0], new[-1] + 1)) or len(new) != int(b) - int(a) + 1:
+        # lessons that land inside the new span from outside the old range break it, unless
+        # they are new (saved under a number past the course's end, like 90)
+        inside = {o for o, n in self.mapping.items() if new[0] <= int(n) <= new[-1]}
+        strays = [
+            o for o in inside if not int(a) <= int(o) <= int(b) and int(o) < len(self.mapping)
+        ]
+        if strays or len(new) != int(b) - int(a) + 1:
             self.warnings.append(
                 f"{self.where}: range {text!r}: its lessons are no longer next to each other"
             )
@@ -162,6 +175,11 @@ class Rewriter:
         return f"{new[0]:02d}{separator}{new[-1]:02d}"
 
     def _prose(self, text):
+        # a parenthesis after a number ("lesson 17 (float16 has 10 bits)") is left as it is
+        parts = re.split(r"(\([^()\n]*\))", text)
+        return "".join(p if p.startswith("(") else self._prose_part(p) for p in parts)
+
+    def _prose_part(self, text):
         # ranges inside a list first ("lessons 01 to 03 and 05"), then single numbers
         out, last = [], 0
         pieces = re.finditer(rf"({self.number.pattern})(\s*[-–]\s*|\s+to\s+|\s+through\s+)"

@@ -1,9 +1,7 @@
-"""Checkers for lesson 09, masking: causal masks, masked weights, masked attention.
+"""Checkers for lesson 09, masking: causal masks, masked weights, padding masks.
 
 Ids: ``mask_causal`` (by hand), ``mask_weights`` (compute on the worked example),
-``mask_predict_finite_fill`` (predict then check: hide keys with -1e9 instead of -inf in
-a row with nothing to see), ``mask_fix_attention`` (find the bug: a mask applied after
-softmax), ``mask_kv_cache`` (transfer: the mask of new queries over cached keys).
+``mask_padding`` (transfer: a padding mask of shape (batch, 1, n_k) by broadcasting).
 Expected answers come from ``attnlib.core`` and ``attnlib.masks``.
 """
 
@@ -11,12 +9,12 @@ import numpy as np
 
 from .. import example as ex
 from ..core import attention, scale_scores, softmax
-from ..masks import causal_mask
+from ..masks import causal_mask, padding_mask
 from ..selfcheck.exercise import Exercise
 
 
 def _naive_softmax(x):
-    """exp / sum with the row max subtracted, as lesson 09's naive code (nan on empty rows)."""
+    """exp / sum with the row max subtracted, as the lessons' naive code (nan on empty rows)."""
     with np.errstate(invalid="ignore"):
         z = x - x.max(axis=-1, keepdims=True)
         e = np.exp(z)
@@ -91,126 +89,51 @@ MASK_WEIGHTS = Exercise(
 )
 
 
-# ---- mask_fix_attention: repair a masked attention that masks after softmax ----------------
-_rng = np.random.default_rng(9)
-_Q34, _K54, _V52 = (_rng.normal(size=s) for s in [(3, 4), (5, 4), (5, 2)])
-_PATTERN = np.array(  # every row hides some keys and shows others, in no simple order
-    [[0, 1, 1, 0, 1], [1, 0, 0, 1, 0], [0, 0, 1, 1, 1]], dtype=bool
-)
-_QBIG, _KBIG = 20 + _rng.normal(size=(3, 4)), 20 + _rng.normal(size=(5, 4))  # scores ~ 800
-MASKED_ATTENTION_CASES = [
-    (_Q34, _K54, _V52, causal_mask(3, 5)),  # unequal shapes, causal
-    (_Q34, _K54, _V52, _PATTERN),
-    (Q, K, V, CAUSAL_3),  # the worked example
-    (_QBIG, _KBIG, _V52, causal_mask(3, 5)),  # large scores
+# ---- mask_padding: a padding mask by broadcasting -----------------------------------------
+PADDING_CASES = [
+    ([3, 2], 3),  # the lesson's batch
+    ([1, 4, 2], 5),  # three sentences, two of them padded
+    ([4], 4),  # one sentence, no pad
+    ([2, 5], 6),  # every sentence padded
 ]
 
 
-def _masked_attention(Q, K, V, mask):
-    return attention(Q, K, V, mask=mask)[0]
+def _padding_reference(lengths, n_k):
+    return padding_mask(list(lengths), n_k=n_k)
 
 
-def _masked_variant(weights_of):
-    def variant(Q, K, V, mask):
-        S_scaled = Q @ K.T / np.sqrt(K.shape[-1])
-        return weights_of(S_scaled, mask) @ V
+def _padding_variant(real):
+    def variant(lengths, n_k):
+        positions = np.arange(n_k)[None, :]  # (1, n_k)
+        return real(positions, np.asarray(lengths)[:, None])[:, None, :]
 
     return variant
 
 
-def _unscaled_masked(Q, K, V, mask):
-    return _masked_weights(Q @ K.T, mask) @ V
-
-
-MASKED_ATTENTION_MISTAKES = [
-    ("mask_after_softmax", _masked_variant(lambda S, m: softmax(S) * m)),
-    ("mask_ignored", _masked_variant(lambda S, m: softmax(S))),
-    ("inverted_mask", _masked_variant(lambda S, m: _masked_weights(S, ~m))),
-    ("unscaled", _unscaled_masked),
-    ("overflow", None),
-]
-
-
-MASK_FIX_ATTENTION = Exercise(
-    id="mask_fix_attention",
+MASK_PADDING = Exercise(
+    id="mask_padding",
     lesson="09_masking",
     kind="function",
-    answer="masked_attention",
+    answer="padding_mask",
     hints=[
-        "Print the row sums of the broken function's weights: do they add up to 1?",
-        "Zeroing weights after softmax loses their share. Hide the keys before softmax.",
-        "S = np.where(mask, S, -np.inf) before the softmax, and remove the multiplication "
-        "after it.",
+        "Compare a row of key positions, np.arange(n_k)[None, :], with a column of lengths, "
+        "np.asarray(lengths)[:, None]: broadcasting gives one row per sentence.",
+        "Key j is real when j < length (positions count from 0), so a sentence of length 2 "
+        "keeps keys 0 and 1.",
+        "real = np.arange(n_k)[None, :] < np.asarray(lengths)[:, None], then return "
+        "real[:, None, :] for the query axis of length 1.",
     ],
-    solution="def masked_attention(Q, K, V, mask):\n"
-    "    S = Q @ K.T / np.sqrt(K.shape[-1])\n"
-    "    S = np.where(mask, S, -np.inf)  # hide keys before softmax\n"
-    "    S = S - S.max(axis=-1, keepdims=True)\n"
-    "    A = np.exp(S) / np.exp(S).sum(axis=-1, keepdims=True)\n"
-    "    return A @ V",
-    cases=MASKED_ATTENTION_CASES,
-    reference=_masked_attention,
-    mistakes=MASKED_ATTENTION_MISTAKES,
-    arg_names=("Q", "K", "V", "mask"),
-)
-
-
-# ---- mask_predict_finite_fill: an all-hidden row filled with -1e9 instead of -inf ----------
-FILL_OPTIONS = ("nan", "zeros", "uniform")
-_LEFT = CAUSAL_3 & np.array([False, True, True])  # the lesson's left padding: row 0 sees nothing
-FILLED_ROW = _naive_softmax(np.where(_LEFT, S_SCALED, -1e9))[0]  # birds' row, as naive code
-FILL_ANSWER = (
-    "nan"
-    if np.isnan(FILLED_ROW).any()
-    else "zeros"
-    if np.allclose(FILLED_ROW, 0)
-    else "uniform"
-    if np.allclose(FILLED_ROW, 1 / len(FILLED_ROW))
-    else None
-)
-
-
-MASK_PREDICT_FINITE_FILL = Exercise(
-    id="mask_predict_finite_fill",
-    lesson="09_masking",
-    kind="choice",
-    answer="prediction",
-    hints=[
-        "Every score of that row is now the same finite number, -1e9. What is the row's max?",
-        "-1e9 - (-1e9) = 0 for every key. What is exp(0), and what does dividing by the sum give?",
+    solution="def padding_mask(lengths, n_k):\n"
+    "    positions = np.arange(n_k)[None, :]  # (1, n_k)\n"
+    "    real = positions < np.asarray(lengths)[:, None]  # (batch, n_k)\n"
+    "    return real[:, None, :]  # (batch, 1, n_k)",
+    cases=PADDING_CASES,
+    reference=_padding_reference,
+    mistakes=[
+        ("padding_off_by_one", _padding_variant(lambda j, length: j <= length)),
+        ("inverted_mask", _padding_variant(lambda j, length: j >= length)),
     ],
-    solution=f"prediction = {FILL_ANSWER!r}  # every entry is -1e9, so every weight is 1/3",
-    expected=FILL_ANSWER,
-    options=FILL_OPTIONS,
-    mistakes={o: "finite_fill" for o in FILL_OPTIONS if o != FILL_ANSWER},
-)
-
-
-# ---- mask_kv_cache: 2 new queries over 5 keys, 3 of them cached -----------------------------
-N_NEW, N_CACHED = 2, 3
-KV_CACHE_MASK = causal_mask(N_NEW, N_CACHED + N_NEW, align="bottom_right")  # (2, 5)
-
-
-MASK_KV_CACHE = Exercise(
-    id="mask_kv_cache",
-    lesson="09_masking",
-    kind="value",
-    answer="mask",
-    hints=[
-        "Number the five tokens 0 to 4. The two new queries are tokens 3 and 4, not 0 and 1.",
-        "Token 3 may see tokens 0 to 3; token 4 may see all five.",
-        "mask = [[1, 1, 1, 1, 0], [1, 1, 1, 1, 1]]",
-    ],
-    solution=lambda: (
-        "mask = [[1, 1, 1, 1, 0], [1, 1, 1, 1, 1]]  # queries are tokens 3 and 4 of 0..4\n"
-        "# the same as attnlib.causal_mask(2, 5, align='bottom_right'):\n"
-        + "\n".join("# " + line for line in str(KV_CACHE_MASK.astype(int)).splitlines())
-    ),
-    expected=KV_CACHE_MASK,
-    mistakes={
-        "top_left_with_cache": causal_mask(N_NEW, N_CACHED + N_NEW),
-        "inverted_mask": ~KV_CACHE_MASK,
-    },
+    arg_names=("lengths", "n_k"),
 )
 
 
@@ -218,7 +141,5 @@ MASK_KV_CACHE = Exercise(
 EXERCISES = (
     MASK_CAUSAL,
     MASK_WEIGHTS,
-    MASK_PREDICT_FINITE_FILL,
-    MASK_FIX_ATTENTION,
-    MASK_KV_CACHE,
+    MASK_PADDING,
 )

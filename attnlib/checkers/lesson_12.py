@@ -1,217 +1,199 @@
-"""Checkers for lesson 12, multi-head and cross-attention.
+"""Checkers for lesson 12, order and positions.
 
-Ids: ``heads_by_hand`` (one head of a split, by hand), ``heads_multi_query`` (transfer:
-multi-query attention, every query head sharing one key head and one value head),
-``heads_cross_shape`` (predict then check: the shape of cross-attention weights),
-``heads_fix_merge`` (find the bug: a merge without its transpose). Expected answers come
-from ``attnlib.heads`` and ``attnlib.core``.
+Ids: ``order_by_hand`` (the outputs of "seeds eat birds" from those of "birds eat seeds"),
+``order_positions`` (write sinusoidal_positions), ``order_predict_eat`` (predict whether
+eat's output changes between the two orders once positions are added), ``order_fix_add``
+(find the bug: encodings that travel with the words), ``order_shift_map`` (the matrix M(k)
+with PE[p + k] = M(k) PE[p]). Expected answers come from ``attnlib.core`` and
+``attnlib.positions``.
 """
 
 import numpy as np
 
-from ..core import softmax
-from ..heads import merge_heads, multi_head_attention, split_heads
+from .. import example as ex
+from ..core import attention
+from ..positions import sinusoidal_positions
 from ..selfcheck.exercise import Exercise
 
-
-def _split_no_transpose(X, n_heads):
-    n, width = np.shape(X)
-    return np.reshape(X, (n_heads, n, width // n_heads))
+X, W_Q, W_K, W_V = ex.X, ex.W_Q, ex.W_K, ex.W_V  # the worked example
+SEB = np.array([2, 1, 0])  # "seeds eat birds": row i is token SEB[i]
 
 
-def _split_interleaved(X, n_heads):
-    n, width = np.shape(X)
-    return np.reshape(X, (n, width // n_heads, n_heads)).transpose(2, 0, 1)
+def _self_attention(X):
+    return attention(X @ W_Q, X @ W_K, X @ W_V)[0]  # (n, d_v)
 
 
-# ---- heads_by_hand: head 1 of a 2 x 6 matrix split into 3 heads ------------------------------
-Z = np.arange(1.0, 13.0).reshape(2, 6)  # rows 1..6 and 7..12
-
-
-HEADS_BY_HAND = Exercise(
-    id="heads_by_hand",
-    lesson="12_multi_head_and_cross_attention",
+# ---- order_by_hand --------------------------------------------------------------------------
+ORDER_BY_HAND = Exercise(
+    id="order_by_hand",
+    lesson="12_order_and_positions",
     kind="value",
-    answer="head_1",
+    answer="output_seb",
     hints=[
-        "6 columns and 3 heads: each head owns 2 neighbouring columns of every row.",
-        "Head 0 owns columns 0 and 1, head 1 columns 2 and 3, head 2 columns 4 and 5.",
+        "Shuffling the input rows shuffles the output rows the same way: no new arithmetic.",
+        "Row 0 of the new output belongs to seeds, so it is seeds' row of the old output.",
     ],
-    solution="head_1 = [[3, 4], [9, 10]]  # columns 2 and 3 of each row",
-    expected=split_heads(Z, 3)[1],
-    mistakes={
-        "reshape_no_transpose": _split_no_transpose(Z, 3)[1],
-        "heads_interleaved": _split_interleaved(Z, 3)[1],
-    },
-    name="head 1",
+    solution=lambda: (
+        "output_seb = [\n"
+        + "".join(f"    [{a:.2f}, {b:.2f}],\n" for a, b in _self_attention(X[SEB]))
+        + "]  # seeds, eat, birds: the old rows in the new order"
+    ),
+    expected=_self_attention(X[SEB]),
+    mistakes={"rows_out_of_order": _self_attention(X)},
+    decimals=2,
+    name="the output",
 )
 
 
-# ---- heads_multi_query: n_heads query heads share one key head and one value head -----------
-def multi_query_attention(X, W_Q, W_K, W_V, W_O, n_heads, split=split_heads, root=None):
-    """The reference (and, with another split or root, a mistake): multi-query attention."""
-    Q = split(X @ W_Q, n_heads)  # (n_heads, n, d_k)
-    K, V = X @ W_K, X @ W_V  # (n, d_k) and (n, d_v): one head each, shared by every query head
-    d = Q.shape[-1] if root is None else root(Q)
-    heads = softmax(Q @ K.T / np.sqrt(d)) @ V  # (n_heads, n, n) @ (n, d_v) -> (n_heads, n, d_v)
-    return merge_heads(heads) @ W_O  # (n, n_heads * d_v) @ (n_heads * d_v, d_out)
+# ---- order_positions: write sinusoidal_positions --------------------------------------------
+def _positions(n, d_model, swap=False, exponent=2):
+    p = np.arange(n)[:, None]  # (n, 1)
+    i = np.arange(d_model // 2)[None, :]  # (1, d_model / 2)
+    w = 10000.0 ** (-exponent * i / d_model)
+    PE = np.empty((n, d_model))
+    PE[:, 0::2] = np.cos(p * w) if swap else np.sin(p * w)
+    PE[:, 1::2] = np.sin(p * w) if swap else np.cos(p * w)
+    return PE
 
 
-def _multi_query_merged_by(merge, project=True):
-    def layer(X, W_Q, W_K, W_V, W_O, n_heads):
-        Q = split_heads(X @ W_Q, n_heads)
-        K, V = X @ W_K, X @ W_V
-        merged = merge(softmax(Q @ K.T / np.sqrt(Q.shape[-1])) @ V)
-        return merged @ W_O if project else merged
-
-    return layer
-
-
-_rng = np.random.default_rng(100)
-MULTI_QUERY_CASES = [
-    # n = 5, d_model = 6, 3 query heads of d_k = 2; shared d_k = 2, d_v = 3; output width 4
-    (_rng.normal(size=(5, 6)), *(_rng.normal(size=s) for s in [(6, 6), (6, 2), (6, 3), (9, 4)]), 3),
-    # n = 4, d_model = 8, 2 query heads of d_k = 3; shared d_v = 2; output width 5
-    (_rng.normal(size=(4, 8)), *(_rng.normal(size=s) for s in [(8, 6), (8, 3), (8, 2), (4, 5)]), 2),
-]
-
-
-HEADS_MULTI_QUERY = Exercise(
-    id="heads_multi_query",
-    lesson="12_multi_head_and_cross_attention",
+ORDER_POSITIONS = Exercise(
+    id="order_positions",
+    lesson="12_order_and_positions",
     kind="function",
-    answer="multi_query",
+    answer="sinusoidal_positions",
     hints=[
-        "Only the queries are split: X @ W_Q has n_heads * d_k columns, X @ W_K only d_k.",
-        "Q of shape (n_heads, n, d_k) times K.T of shape (d_k, n) broadcasts over the heads.",
-        "Q = attnlib.split_heads(X @ W_Q, n_heads); heads = softmax(Q @ K.T / sqrt(d_k)) @ V; "
-        "return attnlib.merge_heads(heads) @ W_O.",
+        "Build the positions as a column, shape (n, 1), and the frequencies as a row, one per "
+        "pair of columns, so p * w has shape (n, d_model / 2).",
+        "w_i = 10000 ** (-2 i / d_model) for i = 0 .. d_model / 2 - 1; sin goes in the even "
+        "columns 0::2 and cos in the odd columns 1::2.",
     ],
-    solution="def multi_query(X, W_Q, W_K, W_V, W_O, n_heads):\n"
-    "    Q = attnlib.split_heads(X @ W_Q, n_heads)  # (n_heads, n, d_k)\n"
-    "    K = X @ W_K  # (n, d_k): one key head for every query head\n"
-    "    V = X @ W_V  # (n, d_v): one value head\n"
-    "    S = Q @ K.T / np.sqrt(Q.shape[-1])  # (n_heads, n, n), d_k of one head\n"
-    "    heads = attnlib.softmax(S) @ V  # (n_heads, n, d_v)\n"
-    "    return attnlib.merge_heads(heads) @ W_O  # (n, n_heads * d_v) @ W_O",
-    cases=MULTI_QUERY_CASES,
-    reference=multi_query_attention,
+    solution="def sinusoidal_positions(n, d_model):\n"
+    "    p = np.arange(n)[:, None]  # (n, 1)\n"
+    "    w = 10000.0 ** (-2 * np.arange(d_model // 2) / d_model)  # (d_model / 2,)\n"
+    "    PE = np.empty((n, d_model))\n"
+    "    PE[:, 0::2] = np.sin(p * w)  # even columns\n"
+    "    PE[:, 1::2] = np.cos(p * w)  # odd columns\n"
+    "    return PE",
+    cases=[(3, 4), (6, 8), (5, 2), (4, 6)],
+    reference=sinusoidal_positions,
     mistakes=[
-        ("reshape_no_transpose", lambda *a: multi_query_attention(*a, split=_split_no_transpose)),
-        ("heads_interleaved", lambda *a: multi_query_attention(*a, split=_split_interleaved)),
-        ("merge_no_transpose", _multi_query_merged_by(lambda H: H.reshape(H.shape[1], -1))),
-        ("no_output_projection", _multi_query_merged_by(merge_heads, project=False)),
-        # sqrt of every query head's width, n_heads * d_k, instead of one head's d_k
-        ("wrong_d", lambda *a: multi_query_attention(*a, root=lambda Q: Q.shape[0] * Q.shape[-1])),
-        ("unscaled", lambda *a: multi_query_attention(*a, root=lambda Q: 1)),
+        ("sin_cos_swapped", lambda n, d_model: _positions(n, d_model, swap=True)),
+        ("pe_exponent", lambda n, d_model: _positions(n, d_model, exponent=1)),
     ],
-    arg_names=("X", "W_Q", "W_K", "W_V", "W_O", "n_heads"),
+    arg_names=("n", "d_model"),
 )
 
 
-# ---- heads_cross_shape: predict the shape of the cross-attention weights ---------------------
-CROSS_OPTIONS = ((4, 6, 9), (4, 9, 6), (4, 6, 6), (6, 9))
-
-
-HEADS_CROSS_SHAPE = Exercise(
-    id="heads_cross_shape",
-    lesson="12_multi_head_and_cross_attention",
+# ---- order_predict_eat ----------------------------------------------------------------------
+ORDER_PREDICT_EAT = Exercise(
+    id="order_predict_eat",
+    lesson="12_order_and_positions",
     kind="choice",
     answer="prediction",
     hints=[
-        "One weight table per head; each table has one row per query and one column per key.",
-        "The 6 tokens being written ask (queries); the 9 source tokens answer (keys).",
+        "eat keeps place 1 and its own encoding. What else goes into eat's output?",
+        "eat's output blends every token's value; birds and seeds swap places, so they carry "
+        "each other's encodings in the two sentences.",
     ],
-    solution="prediction = (4, 6, 9)  # (n_heads, n_q, n_k)",
-    expected=(4, 6, 9),
-    options=CROSS_OPTIONS,
-    mistakes={(4, 9, 6): "transposed", (4, 6, 6): "cross_keys_from_queries"},
+    solution="prediction = 'different'  # birds and seeds change places, and eat blends them",
+    expected="different",
+    options=("same", "different"),
+    mistakes={"same": "own_position_only"},
 )
 
 
-# ---- heads_fix_merge: repair a multi-head attention whose merge forgot the transpose ---------
-def _reference(X_q, X_kv, W_Q, W_K, W_V, W_O, n_heads):
-    return multi_head_attention(X_q, X_kv, W_Q, W_K, W_V, W_O, n_heads)[0]
+# ---- order_fix_add: find the bug ------------------------------------------------------------
+def add_positions(X, sentence):
+    """The input rows of a sentence (word indices into X) with each place's encoding added."""
+    X_sentence = X[sentence]  # (n, d_model): row p is the word in place p
+    return X_sentence + sinusoidal_positions(*X_sentence.shape)  # row p gets PE[p]
 
 
-def _softmax_rows(S):
-    e = np.exp(S - S.max(axis=-1, keepdims=True))
-    return e / e.sum(axis=-1, keepdims=True)
+def _positions_follow_words(X, sentence):
+    PE = sinusoidal_positions(*X.shape)  # one encoding per word of X
+    return (X + PE)[sentence]  # the encodings move with the words
 
 
-def _layer(split, merge, root=None, project=True):
-    """A multi-head layer built from the given split and merge, for the mistakes."""
-
-    def layer(X_q, X_kv, W_Q, W_K, W_V, W_O, n_heads):
-        Q, K, V = split(X_q @ W_Q, n_heads), split(X_kv @ W_K, n_heads), split(X_kv @ W_V, n_heads)
-        d = Q.shape[-1] if root is None else root(Q)
-        heads = _softmax_rows(Q @ np.swapaxes(K, -1, -2) / np.sqrt(d)) @ V
-        merged = merge(heads)
-        return merged @ W_O if project else merged
-
-    return layer
-
-
-def _merge_right(H):
-    return H.transpose(1, 0, 2).reshape(H.shape[1], -1)
-
-
-def _merge_no_transpose(H):
-    return H.reshape(H.shape[1], -1)
-
-
-_rng = np.random.default_rng(11)
-_X = _rng.normal(size=(5, 6))  # self-attention: n = 5, d_model = 6, 3 heads of width 2
-_SELF = (_X, _X, *(_rng.normal(size=s) for s in [(6, 6), (6, 6), (6, 6), (6, 4)]), 3)
-# cross-attention: n_q = 3, n_k = 7, d_model 4 and 5, 2 heads with d_k = 2 and d_v = 3
-_CROSS = (
-    _rng.normal(size=(3, 4)),
-    _rng.normal(size=(7, 5)),
-    *(_rng.normal(size=s) for s in [(4, 4), (5, 4), (5, 6), (6, 2)]),
-    2,
-)
-FIX_CASES = [_SELF, _CROSS]
-FIX_MISTAKES = [
-    ("merge_no_transpose", _layer(split_heads, _merge_no_transpose)),
-    ("reshape_no_transpose", _layer(_split_no_transpose, _merge_right)),
-    ("heads_interleaved", _layer(_split_interleaved, _merge_right)),
-    ("no_output_projection", _layer(split_heads, _merge_right, project=False)),
-    # sqrt of all heads' width (d_model in most layers) instead of one head's d_k
-    ("wrong_d", _layer(split_heads, _merge_right, root=lambda Q: Q.shape[0] * Q.shape[-1])),
-    ("unscaled", _layer(split_heads, _merge_right, root=lambda Q: 1)),
+_rng = np.random.default_rng(141)
+ADD_CASES = [
+    (X, SEB),  # the worked example, "seeds eat birds"
+    (_rng.normal(size=(5, 4)), np.array([3, 0, 4, 1, 2])),  # 5 words, d_model = 4
+    (_rng.normal(size=(4, 6)), np.array([1, 0, 3, 2])),
 ]
 
-
-HEADS_FIX_MERGE = Exercise(
-    id="heads_fix_merge",
-    lesson="12_multi_head_and_cross_attention",
+ORDER_FIX_ADD = Exercise(
+    id="order_fix_add",
+    lesson="12_order_and_positions",
     kind="function",
-    answer="multi_head",
+    answer="add_positions",
     hints=[
-        "Print the broken layer's output next to attnlib's: are the shapes equal? The values?",
-        "Split and attention are right. Look at how the heads are put back together.",
-        "heads has shape (n_heads, n_q, d_v): transpose it to (n_q, n_heads, d_v) before the "
-        "reshape.",
+        "Run both sentences through the broken function: are the outputs per word still "
+        "identical? Then the encodings carry no information about order.",
+        "Reorder the words first, then add PE[p] to the row in place p.",
     ],
-    solution="def multi_head(X_q, X_kv, W_Q, W_K, W_V, W_O, n_heads):\n"
-    "    Q = split(X_q @ W_Q, n_heads)  # (n_heads, n_q, d_k)\n"
-    "    K = split(X_kv @ W_K, n_heads)  # (n_heads, n_k, d_k)\n"
-    "    V = split(X_kv @ W_V, n_heads)  # (n_heads, n_k, d_v)\n"
-    "    S = Q @ K.transpose(0, 2, 1) / np.sqrt(Q.shape[-1])  # d_k of one head\n"
-    "    heads = softmax_rows(S) @ V  # (n_heads, n_q, d_v)\n"
-    "    merged = heads.transpose(1, 0, 2).reshape(X_q.shape[0], -1)  # (n_q, n_heads * d_v)\n"
-    "    return merged @ W_O",
-    cases=FIX_CASES,
-    reference=_reference,
-    mistakes=FIX_MISTAKES,
-    arg_names=("X_q", "X_kv", "W_Q", "W_K", "W_V", "W_O", "n_heads"),
+    solution="def add_positions(X, sentence):\n"
+    "    X_sentence = X[sentence]  # (n, d_model): row p is the word in place p\n"
+    "    return X_sentence + attnlib.sinusoidal_positions(*X_sentence.shape)",
+    cases=ADD_CASES,
+    reference=add_positions,
+    mistakes=[("positions_follow_words", _positions_follow_words)],
+    arg_names=("X", "sentence"),
+)
+
+
+# ---- order_shift_map: transfer --------------------------------------------------------------
+def shift_map(k, d_model):
+    """M(k), block-diagonal, with PE[p + k] = M(k) @ PE[p] for every position p."""
+    M = np.zeros((d_model, d_model))
+    for i in range(d_model // 2):
+        angle = k * 10000.0 ** (-2 * i / d_model)
+        c, s = np.cos(angle), np.sin(angle)
+        M[2 * i : 2 * i + 2, 2 * i : 2 * i + 2] = [[c, s], [-s, c]]
+    return M
+
+
+def _shift_map_pair_index(k, d_model):
+    M = np.zeros((d_model, d_model))
+    for i in range(d_model // 2):
+        angle = k * 10000.0 ** (-i / d_model)  # the mistake: i, not 2 i
+        c, s = np.cos(angle), np.sin(angle)
+        M[2 * i : 2 * i + 2, 2 * i : 2 * i + 2] = [[c, s], [-s, c]]
+    return M
+
+
+ORDER_SHIFT_MAP = Exercise(
+    id="order_shift_map",
+    lesson="12_order_and_positions",
+    kind="function",
+    answer="shift_map",
+    hints=[
+        "sin((p + k) w) = sin(p w) cos(k w) + cos(p w) sin(k w), and "
+        "cos((p + k) w) = cos(p w) cos(k w) - sin(p w) sin(k w): read off a 2 x 2 block.",
+        "One block per frequency w_i, on the diagonal at rows and columns 2i and 2i + 1: "
+        "[[cos(k w_i), sin(k w_i)], [-sin(k w_i), cos(k w_i)]].",
+    ],
+    solution="def shift_map(k, d_model):\n"
+    "    M = np.zeros((d_model, d_model))\n"
+    "    for i in range(d_model // 2):\n"
+    "        angle = k * 10000.0 ** (-2 * i / d_model)\n"
+    "        c, s = np.cos(angle), np.sin(angle)\n"
+    "        M[2 * i : 2 * i + 2, 2 * i : 2 * i + 2] = [[c, s], [-s, c]]\n"
+    "    return M",
+    cases=[(1, 4), (3, 6), (5, 2), (2, 8)],
+    reference=shift_map,
+    mistakes=[
+        ("rotation_transposed", lambda k, d_model: shift_map(k, d_model).T),
+        ("pe_exponent", _shift_map_pair_index),
+    ],
+    arg_names=("k", "d_model"),
 )
 
 
 # the exercises in the order of the notebook's check cells
 EXERCISES = (
-    HEADS_BY_HAND,
-    HEADS_MULTI_QUERY,
-    HEADS_CROSS_SHAPE,
-    HEADS_FIX_MERGE,
+    ORDER_BY_HAND,
+    ORDER_POSITIONS,
+    ORDER_PREDICT_EAT,
+    ORDER_FIX_ADD,
+    ORDER_SHIFT_MAP,
 )

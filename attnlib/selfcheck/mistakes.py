@@ -94,6 +94,10 @@ MISTAKES = {
         "the mask is inverted: True means the query MAY attend to the key, so hide the keys "
         "where the mask is False."
     ),
+    "padding_off_by_one": (
+        "one pad too many is visible: positions count from 0, so a sentence of length L has "
+        "real keys 0 to L - 1, and key j is real when j < L, not j <= L."
+    ),
     "causal_sees_future": (
         "the triangle is flipped: row i is query i, and it may see key j only when j <= i "
         "(keys written at or before it), so the 1s fill the lower triangle, not the upper "
@@ -163,7 +167,7 @@ MISTAKES = {
         "the running sum of weighted values was not rescaled: when the max rises it must be "
         "multiplied by exp(m_old - m_new), exactly like the running sum l."
     ),
-    # lessons 07, 08, 09, 12, 14 and 16
+    # lessons 07 to 10, 13, 15 and 17
     "temperature_inverted": (
         "the scores were multiplied by the temperature: a temperature T divides them, so T > 1"
         " narrows the gaps (flatter weights) and T < 1 widens them (sharper weights)."
@@ -203,7 +207,7 @@ MISTAKES = {
         "still needs the mask inside it (key j <= query i), or each query sees a few keys "
         "after itself."
     ),
-    # ---- lessons 10 and 11: attention with no weights; order and positions ----
+    # ---- lessons 11 and 12: attention with no weights; order and positions ----
     "row_sums_differ": (
         "the scores are symmetric, but softmax divides row i by its own sum Z_i, so "
         "Z_i a_ij = Z_j a_ji: the row with the smaller sum gives the larger weight, and the "
@@ -235,7 +239,7 @@ MISTAKES = {
         "sin((p + k) w) = sin(p w) cos(k w) + cos(p w) sin(k w) the first row of a block is "
         "[cos(k w), sin(k w)]."
     ),
-    # ---- lessons 13 and 15: the transformer block, training an attention head ----
+    # ---- lessons 14 and 16: the transformer block, training an attention head ----
     "ln_unbiased": (
         "layer norm divides the squared distances from the mean by d_model, not d_model - 1: "
         "the variance of a row is their plain mean (np.var's default, ddof=0)."
@@ -301,7 +305,7 @@ MISTAKES = {
         "elsewhere); through the softmax Jacobian it becomes the gradient with respect to "
         "the scores, p - e_t."
     ),
-    # ---- lessons 17 and 18: precision, checking against a framework -------------------------
+    # ---- lessons 18 and 19: precision, checking against a framework -------------------------
     "exponent_all_ones": (
         "the all-ones exponent is kept for inf and nan: float16's top ordinary exponent is 15, "
         "so its largest number is (2 - 2^-10) * 2^15."
