@@ -13,6 +13,10 @@ import numpy as np
 
 CMAP = "cividis"  # readable with every common colour-vision deficiency, and in grey
 COLOURS = ("#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00")  # Okabe-Ito
+# colour is never the only cue: the i-th series also gets the i-th line style and marker
+LINESTYLES = ("-", "--", ":", "-.")
+MARKERS = ("o", "^", "D", "v", "P", "X")
+HATCHES = ("", "//", "..", "xx", "\\\\", "++")
 
 
 def _axes(ax, size=(4.2, 3.4)):
@@ -199,7 +203,9 @@ def bars(M, row_labels, col_labels, ax=None, title=None, decimals=3):
     width = 0.8 / n_rows
     for i, (row, label) in enumerate(zip(M, row_labels, strict=True)):
         x = np.arange(n_cols) + (i - (n_rows - 1) / 2) * width
-        drawn = ax.bar(x, row, width, label=label, color=COLOURS[i % len(COLOURS)])
+        drawn = ax.bar(
+            x, row, width, label=label, color=COLOURS[i % len(COLOURS)], hatch=HATCHES[i % 6]
+        )
         ax.bar_label(drawn, labels=[f"{v + 0.0:.{decimals}f}" for v in row], fontsize=8)
     ax.set_xticks(range(n_cols), labels=col_labels)
     ax.set_ylim(0, max(M.max(), 0) * 1.15 or 1.0)
@@ -247,11 +253,11 @@ def blend(V, output, v_labels, out_labels, weights=None, ax=None, title=None):
         outward = v - centre  # outputs lie inside the values' hull: label the values outside it
         _label_at(ax, v, f"  v: {label}", np.arctan2(outward[1], outward[0]), "dimgrey")
     for i, (o, label) in enumerate(zip(output, out_labels, strict=False)):
-        colour = COLOURS[i % len(COLOURS)]
+        colour, style = COLOURS[i % len(COLOURS)], LINESTYLES[i % len(LINESTYLES)]
         if weights is not None:
             for v, w in zip(V, weights[i], strict=True):
-                ax.plot([o[0], v[0]], [o[1], v[1]], color=colour, lw=0.5 + 5 * w, alpha=0.5)
-        ax.scatter(*o, s=60, color=colour, zorder=3)
+                ax.plot([o[0], v[0]], [o[1], v[1]], style, color=colour, lw=0.5 + 5 * w, alpha=0.5)
+        ax.scatter(*o, s=60, color=colour, marker=MARKERS[i % len(MARKERS)], zorder=3)
         _label_at(ax, o, f"  out: {label}", _free_direction(o, points), colour)
     pad = np.array([1.4, 0.8])  # room for a label beside a point: wider than it is tall
     lo, hi = points.min(axis=0) - pad, points.max(axis=0) + pad

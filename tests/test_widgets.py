@@ -251,12 +251,15 @@ def test_each_lesson_shows_its_widget_static_then_live_under_try_it_yourself(ste
     static = next(i for i, s in enumerate(source) if f"from attnlib.widgets import {name}" in s)
     live = static + 1
     assert heading < static, "the widget belongs under the 'Try it yourself' heading"
-    assert ".plot()" in source[static] and source[static].rstrip().endswith("plt.show()")
+    view = re.search(rf"^(\w+) = {name}\(", source[static], re.M).group(1)
+    assert f"{view}.plot()" in source[static]
+    assert source[static].rstrip().endswith(f"show({view}.alt)"), "shown with the view's alt text"
     pictures = [o for o in cells[static]["outputs"] if "image/png" in o.get("data", {})]
     assert pictures, "the static cell stores a figure of the starting state"
+    alt = getattr(widgets, name)().alt
+    assert [p["metadata"]["image/png"]["alt"] for p in pictures] == [alt]
     assert "nbval-ignore-output" not in cells[static]["metadata"].get("tags", [])
     assert cells[live]["metadata"].get("tags") == ["nbval-ignore-output"]
-    view = re.search(rf"^(\w+) = {name}\(", source[static], re.M).group(1)
     assert source[live].split()[0] == view, "the live cell shows the view the static cell made"
 
 
