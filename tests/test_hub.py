@@ -402,7 +402,9 @@ def test_a_class_of_three_pulls_the_course_runs_a_check_and_keeps_work_apart(hub
                 if c["cell_type"] == "code" and c.get("id") != "colab-install"
             ]
             check = next(c for c in code if 'check("score_eat_seeds"' in c["source"])
-            assert check["source"].startswith("score_eat_seeds = ...")
+            assert check["source"].startswith("score_eat_seeds = ..."), (
+                f"{user}'s exercise 03 already holds an answer: another student's work shows"
+            )
             check["source"] = check["source"].replace("= ...", f"= {ANSWERS[user]}", 1)
             started = requests.post(
                 f"{base}/kernels",

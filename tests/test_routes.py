@@ -137,11 +137,6 @@ def test_route_serves_lesson_00_and_an_exercise(route, tmp_path):
         log.close()
 
 
-def test_the_route_command_is_read_from_the_readme():
-    argv = readme_command("Jupyter Notebook 7")
-    assert argv[:2] == [".venv/bin/jupyter", "notebook"] and argv[-1] == LESSON, argv
-
-
 def test_vs_code_instructions_name_real_paths_and_commands():
     text = " ".join(route_text("VS Code").split())
     for words in ("Open Folder", "Select Kernel", "Python Environments"):

@@ -128,8 +128,14 @@ PLAIN_LINKS = """() => {
   const body = getComputedStyle(document.body).color;
   return [...document.querySelectorAll('main a[href]')]
     .filter(a => !a.classList.contains('anchor-link') && a.innerText.trim())
-    .filter(a => { const s = getComputedStyle(a);
-                   return !s.textDecorationLine.includes('underline') || s.color === body; })
+    .filter(a => [a, ...a.querySelectorAll('*')]
+      .filter(e => !e.closest('.MathJax, .MathJax_Display, .MathJax_Preview, script'))
+      .some(e => {
+      // the link and whatever it holds (a file name in <code>, bold text): the link's colour,
+      // and an underline of its own or, for inline text, the link's
+      const s = getComputedStyle(e);
+      const underlined = s.textDecorationLine.includes('underline') || (e !== a && s.display === 'inline');
+      return !underlined || s.color === body; }))
     .map(a => a.innerText.trim().slice(0, 40));
 }"""
 
@@ -279,7 +285,9 @@ def test_the_check_catches_each_kind_of_problem(site, browser, tmp_path):
         '<script src="https://cdn.example.org/x.js"></script>'
         '<img src="missing.png">'
         '<a href="nowhere.html">dead</a> <a href="#no-such-anchor">dead anchor</a>'
-        '<main><a href="page.html" style="text-decoration: none; color: inherit">plain</a></main>'
+        '<main><a href="page.html" style="text-decoration: none; color: inherit">plain</a>'
+        '<a href="page.html" style="color: blue"><code style="display: inline-block">'
+        "boxed</code></a></main>"
         "<p>$\\frac{1}{$</p></body></html>",
         encoding="utf-8",
     )
@@ -294,6 +302,7 @@ def test_the_check_catches_each_kind_of_problem(site, browser, tmp_path):
     assert "dead link: nowhere.html" in text
     assert "dead anchor: #no-such-anchor" in text
     assert "link does not look like a link: plain" in text
+    assert "link does not look like a link: boxed" in text
     assert "MathJax error" in text or "math errors marked" in text
 
 

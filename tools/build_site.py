@@ -93,6 +93,9 @@ main a:link, main a:visited, main .jp-RenderedHTMLCommon a:link,
 main .jp-RenderedHTMLCommon a:visited { color: #0b57a6; text-decoration: underline; }
 main a:hover, main .jp-RenderedHTMLCommon a:hover { color: #083d75; }
 main a.anchor-link:link, main .jp-RenderedHTMLCommon a.anchor-link:link { text-decoration: none; }
+/* code inside a link (a file name) is a link too: the link's colour, underlined itself */
+main a:link code, main a:visited code, main .jp-RenderedHTMLCommon a:link code,
+main .jp-RenderedHTMLCommon a:visited code { color: inherit; text-decoration: underline; }
 .course-widget { font: 14px/1.5 sans-serif; border: 1px dashed #8aa4c8; background: #f3f7fc;
   padding: 0.6rem 0.8rem; margin: 0.3rem 0; }
 body.course-home { font: 16px/1.5 sans-serif; }

@@ -37,12 +37,12 @@ def names(filename):
     return {line for line in lines if line}
 
 
-# Who may log in: the class roster and the teachers (teachers can open students' servers).
+# Who may log in: roster.txt beside this file lists the students' logins, one a line, and
+# teachers.txt the teachers (hub admins: they can open a student's server from /hub/admin).
+# With no roster nobody but the teachers gets in.
 c.Authenticator.allowed_users = names("roster.txt")
 c.Authenticator.admin_users = names("teachers.txt")
-c.JupyterHub.load_roles = [
-    {"name": "teacher", "scopes": ["admin-ui", "list:users", "access:servers"], "users": []}
-]
+c.JupyterHub.load_roles = []
 c.JupyterHub.bind_url = os.environ.get("COURSE_HUB_URL", "http://127.0.0.1:8000")
 
 # Each student's server: JupyterLab, rooted at their home, where nbgitpuller puts the course.
