@@ -7,7 +7,7 @@ with two things swapped for a test: JupyterHub's DummyAuthenticator (one shared
 password) and its SimpleLocalProcessSpawner (no Unix accounts needed). Three
 students log in through the login form; each clicks an nbgitpuller link made by
 tools/nbgitpuller_link.py that pulls the course from a local git remote (a bare
-clone of this repository) into their home; lesson 03 is opened through the
+clone of this repository, at its committed HEAD) into their home; lesson 03 is opened through the
 contents API; exercise 03's first check runs in a kernel of the student's server
 (over its websocket) and its printed verdict is read back; then one student's
 saved answers are shown to be out of the others' reach.
@@ -352,12 +352,20 @@ def test_a_class_of_three_pulls_the_course_runs_a_check_and_keeps_work_apart(hub
     tool = load_tool()
     remote = tmp_path / "course.git"  # the local git remote: a bare clone of this repository
     subprocess.run(["git", "clone", "--quiet", "--bare", str(ROOT), str(remote)], check=True)
-    branch = subprocess.run(
-        ["git", "-C", str(ROOT), "rev-parse", "--abbrev-ref", "HEAD"],
-        capture_output=True,
-        text=True,
+    # the commit under test as a branch of the remote (a CI checkout may be a detached HEAD)
+    branch = "class-test"
+    subprocess.run(
+        [
+            "git",
+            "--git-dir",
+            str(remote),
+            "fetch",
+            "--quiet",
+            str(ROOT),
+            f"HEAD:refs/heads/{branch}",
+        ],
         check=True,
-    ).stdout.strip()
+    )
     link = tool.nbgitpuller_link(hub.base, tool.lesson_path(3), repo=remote.as_uri(), branch=branch)
     lesson = f"{tool.TARGET}/{tool.lesson_path(3)}"
     exercise = f"{tool.TARGET}/{tool.lesson_path(3, exercises=True)}"
