@@ -506,3 +506,35 @@ def test_the_readmes_teacher_commands_print_the_links():
         assert query["urlpath"] == f"lab/tree/{tool.TARGET}/{want}", out
     for path in re.findall(r"`(deploy/jupyterhub/[^`]+)`", section):
         assert (ROOT / path).is_file(), path
+
+
+def test_the_z2jh_image_command_builds_the_binder_image_with_nbgitpuller():
+    """The repo2docker command written in z2jh-values.yaml, as a dry run (no Docker needed):
+    the Dockerfile it would build ends by installing the nbgitpuller the hub test uses."""
+    import shlex
+
+    repo2docker = os.environ.get("ATTNLIB_REPO2DOCKER") or shutil.which("repo2docker")
+    side = ROOT / "build" / "venv-repo2docker" / "bin" / "repo2docker"
+    repo2docker = repo2docker or (str(side) if side.exists() else None)
+    if not repo2docker:
+        pytest.skip("needs repo2docker: `make test-binder` installs it in build/venv-repo2docker")
+    text = (DEPLOY / "z2jh-values.yaml").read_text(encoding="utf-8")
+    match = re.search(r"^#\s+(repo2docker .*?)\s\.\n", text, re.S | re.M)
+    assert match, "z2jh-values.yaml no longer shows the repo2docker command"
+    argv = shlex.split(re.sub(r"\\\n#\s*", " ", match.group(1)))
+    pinned = re.search(r"'nbgitpuller==([\d.]+)'", (ROOT / "Makefile").read_text()).group(1)
+    assert f"nbgitpuller=={pinned}" in " ".join(argv), "the image and the hub test differ"
+    yaml = pytest.importorskip("yaml")
+    image = yaml.safe_load(text)["singleuser"]["image"]
+    assert argv[argv.index("--image-name") + 1] == f"{image['name']}:{image['tag']}"
+    dry = subprocess.run(
+        [repo2docker, *argv[1:], "--no-build", "--debug", "."],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    dockerfile = dry.stdout + dry.stderr
+    assert dry.returncode == 0, dockerfile[-2000:]
+    assert f"RUN python -m pip install --no-cache-dir nbgitpuller=={pinned}" in dockerfile
+    assert "environment.yml" in dockerfile  # built from binder/, as Binder builds it
