@@ -118,3 +118,28 @@ $(R2D)/.installed:
 .PHONY: test-binder
 test-binder: $(STAMP) $(R2D)/.installed
 	ATTNLIB_REPO2DOCKER=$(R2D)/bin/repo2docker $(BIN)/python -m pytest tests/test_binder.py -v
+
+## test-routes: the README's conda and Notebook 7 commands, started as written: each serves
+##      lesson 00 and an exercise from the course folder (needs Notebook 7, `.[browser]`)
+.PHONY: test-routes
+test-routes: $(BROWSER_STAMP)
+	ATTNLIB_ROUTES=1 $(BIN)/python -m pytest tests/test_routes.py -v
+
+## test-hub: a class on JupyterHub at 127.0.0.1: three users pull the course with nbgitpuller,
+##      run lesson 03's check, and cannot read each other's files (side venv build/venv-hub;
+##      configurable-http-proxy from npm into build/chp, skipped with a reason without npm)
+HUB := build/venv-hub
+CHP := build/chp/node_modules/.bin/configurable-http-proxy
+$(HUB)/.installed: pyproject.toml
+	test -x $(HUB)/bin/python || $(PYTHON) -m venv $(HUB)
+	$(HUB)/bin/python -m pip install --quiet 'jupyterhub==6.1.1' 'nbgitpuller==1.3.0' -e .
+	touch $@
+
+$(CHP):
+	mkdir -p build/chp
+	-npm install --prefix build/chp --no-audit --no-fund configurable-http-proxy@5.3.0
+
+.PHONY: test-hub
+test-hub: $(STAMP) $(HUB)/.installed
+	-@$(MAKE) --no-print-directory $(CHP)
+	ATTNLIB_HUB=$(HUB) ATTNLIB_CHP=$(CHP) $(BIN)/python -m pytest tests/test_hub.py -v

@@ -6,11 +6,18 @@ download). A page fails on any request that leaves localhost, any failed or
 4xx/5xx request, a MathJax error or math left untypeset, an image that does not
 load, a console error, or an internal link to a file or anchor that is not there.
 
+The checks that need no browser run in plain `make test` too: every README table
+renders as an HTML table, the course map has exactly one row per lesson in
+notebooks/, the README states the true number of lessons, a figure's alt text
+reaches its `<img>`, and a widget's note says what it does and where it runs.
+
 Run with `make test-site` (CI runs it with the network cut, `unshare -n`); plain
-`make test` skips it, as it needs Chromium and Playwright (`.[browser]`).
+`make test` skips the browser checks, as they need Chromium and Playwright (`.[browser]`).
 """
 
+import base64
 import functools
+import html
 import http.server
 import importlib.util
 import os
@@ -20,10 +27,16 @@ import threading
 import urllib.parse
 from pathlib import Path
 
+import nbformat
 import pytest
 
-if os.environ.get("ATTNLIB_SITE") != "1":
-    pytest.skip("the site check runs with `make test-site`", allow_module_level=True)
+IN_BROWSER = os.environ.get("ATTNLIB_SITE") == "1"
+browser_only = pytest.mark.skipif(
+    not IN_BROWSER, reason="the browser checks run with `make test-site`"
+)
+# The switch for figure alt text: True makes every page fail on an <img> without a real alt.
+# Only the fixture notebook is held to it until the lessons store alt text with their figures.
+ALT_TEXT_ON_EVERY_PAGE = False
 
 ROOT = Path(__file__).resolve().parent.parent
 CHROMIUM = os.environ.get("ATTNLIB_CHROMIUM", "/usr/bin/chromium")
@@ -35,7 +48,9 @@ CHROMIUM_ARGS = [
     "--disable-sync",
     "--no-first-run",
 ]
-PAGES = ["index.html"] + [
+LESSONS = sorted((ROOT / "notebooks").glob("[0-9]*.ipynb"))
+README = (ROOT / "README.md").read_text(encoding="utf-8")
+PAGES = ["index.html", "contributing.html"] + [
     f"{kind}/{p.stem}.html"
     for kind in ("notebooks", "exercises", "solutions")
     for p in sorted((ROOT / kind).glob("[0-9]*.ipynb"))
@@ -64,6 +79,8 @@ def serve(folder):
 
 @pytest.fixture(scope="module")
 def site(tmp_path_factory):
+    if not IN_BROWSER:
+        pytest.skip("the site check runs with `make test-site`")
     out = tmp_path_factory.mktemp("site") / "site"
     n = load_builder().build(out)
     assert n == len(PAGES)
@@ -74,6 +91,8 @@ def site(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def browser():
+    if not IN_BROWSER:
+        pytest.skip("the site check runs with `make test-site`")
     if not Path(CHROMIUM).exists():
         pytest.fail(f"no Chromium at {CHROMIUM}: apt-get install chromium")
     from playwright.sync_api import sync_playwright
@@ -101,6 +120,24 @@ MATH = """() => ({
     .map(e => (e.innerText.match(/\\$\\$|\\\\frac|\\\\sqrt|\\\\top/g) || []).length)
     .reduce((a, b) => a + b, 0)
 })"""
+
+
+# every link in the text (not the sidebar, not a heading's anchor) must look like a link:
+# underlined, in a colour other than the text's
+PLAIN_LINKS = """() => {
+  const body = getComputedStyle(document.body).color;
+  return [...document.querySelectorAll('main a[href]')]
+    .filter(a => !a.classList.contains('anchor-link') && a.innerText.trim())
+    .filter(a => [a, ...a.querySelectorAll('*')]
+      .filter(e => !e.closest('.MathJax, .MathJax_Display, .MathJax_Preview, script'))
+      .some(e => {
+      // the link and whatever it holds (a file name in <code>, bold text): the link's colour,
+      // and an underline of its own or, for inline text, the link's
+      const s = getComputedStyle(e);
+      const underlined = s.textDecorationLine.includes('underline') || (e !== a && s.display === 'inline');
+      return !underlined || s.color === body; }))
+    .map(a => a.innerText.trim().slice(0, 40));
+}"""
 
 
 def console_error(message):
@@ -154,6 +191,10 @@ def check_page(browser, base, folder, page_path):
             if math["raw"]:
                 problems.append(f"{math['raw']} pieces of raw TeX visible in the page")
         problems += [f"image does not load: {src}" for src in page.evaluate(IMAGES)]
+        problems += [f"link does not look like a link: {t}" for t in page.evaluate(PLAIN_LINKS)]
+        if ALT_TEXT_ON_EVERY_PAGE:
+            builder = load_builder()
+            problems += builder.images_without_alt(page.content())
         here = urllib.parse.urlsplit(page.url)
         for href in page.evaluate(LINKS):
             url = urllib.parse.urlsplit(urllib.parse.urljoin(page.url, href))
@@ -189,10 +230,11 @@ def test_pages_load_nothing_from_outside_and_math_is_typeset(site, browser):
     assert math["rendered"] >= 10, math  # lesson 04 is full of formulas
 
 
-def test_widgets_show_their_text_fallback_and_links_are_html(site):
+def test_widgets_show_a_note_and_links_are_html(site):
     folder, _ = site
     text = (folder / "notebooks" / "03_scoring.html").read_text(encoding="utf-8")
-    assert "A live widget: run this cell in Jupyter" in text
+    assert "Live widget <code>geometry()</code>" in text
+    assert "labextension" not in text
     assert "application/vnd.jupyter.widget-view+json" not in text
     assert 'href="04_scaling.html"' in text or 'href="../notebooks/04_scaling.html"' in text
     relative_ipynb = re.findall(r'href="(?![a-z]+:)[^"]*\.ipynb[^"]*"', text)
@@ -203,9 +245,30 @@ def test_landing_page_has_the_course_map_with_colab_links(site):
     folder, _ = site
     text = (folder / "index.html").read_text(encoding="utf-8")
     builder = load_builder()
-    for p in sorted((ROOT / "notebooks").glob("[0-9]*.ipynb")):
+    for p in LESSONS:
         assert f'href="notebooks/{p.stem}.html"' in text, p.stem
         assert builder.colab_url(f"notebooks/{p.stem}.ipynb") in text, p.stem
+
+
+def test_landing_page_is_for_learners(site):
+    """The course map is a table with one row per lesson; how to start is there; the
+    maintainer notes are on contributing.html, not on the front page."""
+    folder, _ = site
+    text = (folder / "index.html").read_text(encoding="utf-8")
+    tables = re.findall(r"<table>.*?</table>", text, re.S)
+    course_map = [t for t in tables if "open in Colab" in t]
+    assert len(course_map) == 1, f"{len(course_map)} course-map tables on the landing page"
+    rows = re.findall(r"<tr>.*?</tr>", course_map[0], re.S)
+    assert len(rows) == len(LESSONS) + 1, (len(rows), len(LESSONS))  # header + one per lesson
+    linked = [re.findall(r'href="notebooks/([^"/]+)\.html"', row)[:1] for row in rows[1:]]
+    assert sorted(sum(linked, [])) == [p.stem for p in LESSONS], linked
+    assert "|---|" not in text and "| [" not in text, "a table left as raw text"
+    words = " ".join(html.unescape(re.sub(r"<[^>]+>", "", text)).split())  # what a reader sees
+    for how in ("make lab", "make test", "Colab", "Binder", "conda", "Notebook 7", "VS Code"):
+        assert how in words, how
+    for maintainer in ("Jupyter Book", "make test-site", "tools/generate.py", "A fork"):
+        assert maintainer not in words, maintainer
+        assert maintainer in (folder / "contributing.html").read_text(encoding="utf-8")
 
 
 def test_the_check_catches_each_kind_of_problem(site, browser, tmp_path):
@@ -222,6 +285,9 @@ def test_the_check_catches_each_kind_of_problem(site, browser, tmp_path):
         '<script src="https://cdn.example.org/x.js"></script>'
         '<img src="missing.png">'
         '<a href="nowhere.html">dead</a> <a href="#no-such-anchor">dead anchor</a>'
+        '<main><a href="page.html" style="text-decoration: none; color: inherit">plain</a>'
+        '<a href="page.html" style="color: blue"><code style="display: inline-block">'
+        "boxed</code></a></main>"
         "<p>$\\frac{1}{$</p></body></html>",
         encoding="utf-8",
     )
@@ -235,4 +301,164 @@ def test_the_check_catches_each_kind_of_problem(site, browser, tmp_path):
     assert "image does not load: missing.png" in text
     assert "dead link: nowhere.html" in text
     assert "dead anchor: #no-such-anchor" in text
+    assert "link does not look like a link: plain" in text
+    assert "link does not look like a link: boxed" in text
     assert "MathJax error" in text or "math errors marked" in text
+
+
+# ---- checks without a browser (they run in `make test` as well) ----
+
+
+def course_map():
+    """The README's course map: the markdown between its two marker comments."""
+    match = re.search(r"<!-- course-map -->\n(.*?)<!-- /course-map -->", README, re.S)
+    assert match, "README.md has no <!-- course-map --> ... <!-- /course-map --> block"
+    return match.group(1)
+
+
+@pytest.mark.parametrize("name", ["README.md", "CONTRIBUTING.md"])
+def test_every_table_renders_as_an_html_table(name):
+    builder = load_builder()
+    text = (ROOT / name).read_text(encoding="utf-8")
+    assert builder.markdown_tables(text), f"{name} has no table at all: the check saw nothing"
+    assert builder.table_problems(text, name) == []
+
+
+def test_the_table_check_names_a_row_with_a_cell_too_few():
+    builder = load_builder()
+    text = "intro\n\n| lesson | exercises | minutes |\n|---|---|---|\n| 00 | | 13 |\n| 08 | 28 |\n"
+    assert builder.table_problems(text) == [
+        "README.md line 3: table not rendered as a table; line 6 has 2 cells, the header 3"
+    ]
+
+
+def test_course_map_is_one_table_with_a_row_per_lesson():
+    builder = load_builder()
+    text = course_map()
+    tables = builder.markdown_tables(text)
+    assert len(tables) == 1, f"the course map holds {len(tables)} tables"
+    _, lines = tables[0]
+    assert [line for line in text.strip().splitlines() if line.strip()] == lines, (
+        "text beside the table"
+    )
+    header = builder.table_cells(lines[0])
+    assert header == [
+        "lesson",
+        "what it teaches",
+        "attnlib it introduces",
+        "exercises",
+        "open in Colab",
+        "minutes",
+    ]
+    rows = [builder.table_cells(line) for line in lines[2:]]
+    for cells in rows:
+        assert len(cells) == len(header), (
+            f"{cells[0]}: {len(cells)} cells, the header has {len(header)}"
+        )
+    linked = [re.search(r"\]\((notebooks/[^)]+\.ipynb)\)", cells[0]).group(1) for cells in rows]
+    lessons = [f"notebooks/{p.name}" for p in LESSONS]
+    assert sorted(linked) == lessons and len(linked) == len(set(linked)), (
+        f"the course map's rows {linked} are not the lessons in notebooks/ {lessons}, once each"
+    )
+    for cells, lesson in zip(rows, linked, strict=True):
+        exercise = lesson.replace("notebooks/", "exercises/")
+        if (ROOT / exercise).exists():
+            assert f"]({exercise})" in cells[3], (
+                f"{lesson}: the exercises cell does not link {exercise}"
+            )
+        else:
+            assert cells[3] == "", f"{lesson} has no exercise notebook, but its row names one"
+        assert re.fullmatch(r"\d+", cells[5]), f"{lesson}: minutes {cells[5]!r} is not a number"
+    from nbconvert.filters.markdown_mistune import markdown2html_mistune
+
+    html_map = markdown2html_mistune(text)
+    assert html_map.count("<table>") == 1
+    assert len(re.findall(r"<tr>", html_map)) == len(LESSONS) + 1
+
+
+def test_readme_states_the_true_number_of_lessons():
+    numbers = [p.stem[:2] for p in LESSONS]
+    stated = re.findall(r"\b(\d+) lessons, (\d+) to (\d+)\b", README)
+    assert stated, "the README's introduction no longer says how many lessons there are"
+    assert stated[0] == (str(len(LESSONS)), numbers[0], numbers[-1])
+    for count in re.findall(r"\b(\d+) lessons\b", README):
+        assert int(count) == len(LESSONS), (
+            f"README says {count} lessons; notebooks/ has {len(LESSONS)}"
+        )
+
+
+PNG = base64.b64encode(
+    base64.b64decode(
+        "iVBORw0KGgoAAAANSUhEUgAAAAIAAAACCAYAAABytg0kAAAAFElEQVR4nGP4z8DwHwyZGBgYGBgAOfoD/V5OWSYAAAAASUVORK5CYII="
+    )
+).decode()
+ALT = 'Bars of birds\' weights: "eat" 0.88 <highest> & seeds 0.05'
+
+
+def figure_notebook(alt):
+    """A notebook with one figure, emitted as the lessons will: alt text in the metadata."""
+    nb = nbformat.v4.new_notebook()
+    nb.metadata["language_info"] = {"name": "python"}
+    meta = {"image/png": {"alt": alt, "width": 1, "height": 1}} if alt else {}
+    output = nbformat.v4.new_output(
+        "display_data", data={"image/png": PNG, "text/plain": "<Figure>"}, metadata=meta
+    )
+    cell = nbformat.v4.new_code_cell("plot.bars(A[0])", outputs=[output], execution_count=1)
+    nb.cells = [nbformat.v4.new_markdown_cell("# Figure fixture"), cell]
+    return nb
+
+
+def convert_fixture(nb, tmp_path):
+    builder = load_builder()
+    entry = {
+        "kind": "notebooks",
+        "stem": "99_fixture",
+        "source": "notebooks/99_fixture.ipynb",
+        "page": "notebooks/99_fixture.html",
+        "title": "Figure fixture",
+        "nb": nb,
+    }
+    builder.convert([entry], tmp_path)
+    return (tmp_path / "notebooks" / "99_fixture.html").read_text(encoding="utf-8")
+
+
+def test_a_figures_alt_text_reaches_its_img_escaped(tmp_path):
+    builder = load_builder()
+    text = convert_fixture(figure_notebook(ALT), tmp_path)
+    parser = builder._Images()
+    parser.feed(text)
+    assert len(parser.found) == 1, parser.found
+    img = parser.found[0]
+    # parsed back from the page, the attribute is the text itself: quotes, < and & escaped
+    assert (img["alt"], img["width"], img["height"]) == (ALT, "1", "1")
+    assert "&lt;highest&gt; &amp; seeds" in text and '<img alt="Bars' in text
+    assert "No description has been provided" not in text
+    assert builder.images_without_alt(text) == []  # the check, on for the fixture
+
+
+def test_the_alt_check_lists_a_figure_without_alt_text(tmp_path):
+    text = convert_fixture(figure_notebook(None), tmp_path)
+    missing = load_builder().images_without_alt(text)
+    assert len(missing) == 1 and "nbconvert's placeholder" in missing[0], missing
+
+
+def test_a_widget_shows_what_it_does_and_where_to_run_it(tmp_path):
+    builder = load_builder()
+    path = ROOT / "notebooks" / "03_scoring.ipynb"
+    entry = {
+        "kind": "notebooks",
+        "stem": path.stem,
+        "source": "notebooks/03_scoring.ipynb",
+        "page": "notebooks/03_scoring.html",
+        "title": "03",
+        "nb": nbformat.read(path, as_version=4),
+    }
+    builder.convert([entry], tmp_path)
+    text = (tmp_path / "notebooks" / "03_scoring.html").read_text(encoding="utf-8")
+    notes = re.findall(r'<div class="course-widget">.*?</div>', text, re.S)
+    assert len(notes) == 1, notes
+    note = notes[0]
+    assert "geometry()" in note and "move birds" in note  # what it does, from the README's table
+    assert builder.colab_url("notebooks/03_scoring.ipynb") in note
+    assert "Binder" in note and "make lab" in note
+    assert "labextension" not in text and "run this cell in Jupyter" not in text

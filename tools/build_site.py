@@ -10,8 +10,14 @@ which the lab template would load from a CDN). Pages link to each other as
 address from pyproject.toml. Figures are embedded in the pages. MathJax 2 is
 copied from the jupyter-server-mathjax package into ``mathjax/`` and set up
 for its STIX-Web fonts. A widget output shows its text fallback (there is no
-kernel on a website). The landing page holds the README's introduction and
-its course map, whose "open in Colab" column comes from the README.
+kernel on a website) as a note that says what the widget does (from the
+README's widgets table) and where to run it live. A figure's alt text comes
+from its output's metadata (``metadata["image/png"]["alt"]``). The landing
+page is for learners: the README's introduction, how to start, the other
+routes and the course map (a table with a row per lesson, whose "open in
+Colab" column comes from the README); maintainer notes are CONTRIBUTING.md,
+built as ``contributing.html``. The build stops when a README table would not
+render as a table (mistune drops a table whose row has a cell too few).
 
 The site is plain files: open ``build/site/index.html`` or serve the folder
 (``python -m http.server -d build/site``).
@@ -19,6 +25,7 @@ The site is plain files: open ``build/site/index.html`` or serve the folder
 
 import argparse
 import html
+import html.parser
 import re
 import shutil
 import sys
@@ -80,6 +87,17 @@ body.course-page main, body.course-home main { margin-left: 17rem; max-width: 60
 .course-pager { display: flex; justify-content: space-between; margin: 2rem 0 3rem;
   padding-top: 1rem; border-top: 1px solid #ddd; font: 15px sans-serif; }
 .course-open { font: 13px sans-serif; margin: 0 0 1rem; }
+/* links look like links: underlined and blue, in the text of every page (the lab template's
+   `.jp-RenderedHTMLCommon a:link` would take the underline off, so these are more specific) */
+main a:link, main a:visited, main .jp-RenderedHTMLCommon a:link,
+main .jp-RenderedHTMLCommon a:visited { color: #0b57a6; text-decoration: underline; }
+main a:hover, main .jp-RenderedHTMLCommon a:hover { color: #083d75; }
+main a.anchor-link:link, main .jp-RenderedHTMLCommon a.anchor-link:link { text-decoration: none; }
+/* code inside a link (a file name) is a link too: the link's colour, underlined itself */
+main a:link code, main a:visited code, main .jp-RenderedHTMLCommon a:link code,
+main .jp-RenderedHTMLCommon a:visited code { color: inherit; text-decoration: underline; }
+.course-widget { font: 14px/1.5 sans-serif; border: 1px dashed #8aa4c8; background: #f3f7fc;
+  padding: 0.6rem 0.8rem; margin: 0.3rem 0; }
 body.course-home { font: 16px/1.5 sans-serif; }
 body.course-home a.anchor-link { display: none; }
 body.course-home table { border-collapse: collapse; font-size: 14px; }
@@ -90,6 +108,11 @@ body.course-home th, body.course-home td { border: 1px solid #ddd; padding: 0.3r
   body.course-page main, body.course-home main { margin-left: 0; }
 }
 """
+
+
+# nbconvert writes this on an <img> with no alt; it is no description
+NO_ALT = "No description has been provided for this image"
+LEARNER_SECTIONS = ("Quickstart", "Other ways to take the course", "Course map")
 
 
 def pages():
@@ -175,7 +198,9 @@ def nav_html(page, entries, current):
         )
     return (
         f'<nav class="course-nav"><a class="home" href="{rel(page, "index.html")}">'
-        f"Attention by hand</a><ol>{''.join(items)}</ol></nav>"
+        f"Attention by hand</a><ol>{''.join(items)}</ol>"
+        f'<p class="sub"><a href="{rel(page, "contributing.html")}">working on the course</a>'
+        "</p></nav>"
     )
 
 
@@ -208,6 +233,138 @@ def open_line(entry):
     )
 
 
+def markdown_tables(text):
+    """Every pipe table of a markdown text, outside fenced code: [(first line number, lines)]."""
+    tables, block, fenced = [], [], False
+    lines = text.splitlines() + [""]
+    for number, line in enumerate(lines, 1):
+        if line.lstrip().startswith("```"):
+            fenced = not fenced
+        if not fenced and line.lstrip().startswith("|"):
+            block.append((number, line))
+            continue
+        if len(block) >= 2 and re.fullmatch(
+            r"\|?\s*:?-+:?\s*(\|\s*:?-+:?\s*)*\|?", block[1][1].strip()
+        ):
+            tables.append((block[0][0], [b[1] for b in block]))
+        block = []
+    return tables
+
+
+def table_cells(line):
+    """The cells of one table row: '| a | b \\| c |' -> ['a', 'b \\| c']."""
+    cells = re.split(r"(?<!\\)\|", line.strip())
+    return [c.strip() for c in cells[1:-1]] if line.strip().endswith("|") else cells[1:]
+
+
+def table_problems(text, where="README.md"):
+    """Why each markdown table of ``text`` would not render as an HTML table (empty: all do).
+
+    Each table is rendered alone with nbconvert's markdown converter (mistune), which
+    drops a table to plain text when a row has fewer cells than the header.
+
+    >>> table_problems("| a | b |\\n|---|---|\\n| 1 | 2 |\\n")
+    []
+    >>> table_problems("| a | b |\\n|---|---|\\n| 1 |\\n")
+    ['README.md line 1: table not rendered as a table; line 3 has 1 cells, the header 2']
+    """
+    from nbconvert.filters.markdown_mistune import markdown2html_mistune
+
+    problems = []
+    for start, lines in markdown_tables(text):
+        rendered = markdown2html_mistune("\n".join(lines) + "\n")
+        rows = len(re.findall(r"<tr\b", rendered))
+        if "<table" in rendered and rows == len(lines) - 1:
+            continue
+        header = len(table_cells(lines[0]))
+        wrong = [
+            f"line {start + i} has {len(table_cells(line))} cells, the header {header}"
+            for i, line in enumerate(lines[2:], 2)
+            if len(table_cells(line)) != header
+        ]
+        problems.append(
+            f"{where} line {start}: table not rendered as a table"
+            + (f"; {'; '.join(wrong)}" if wrong else f" ({rows} of {len(lines) - 1} rows)")
+        )
+    return problems
+
+
+def widget_descriptions(readme):
+    """{widget name: (what you do, what updates)} from the README's widgets table."""
+    found = {}
+    for _, lines in markdown_tables(readme):
+        header = [c.lower() for c in table_cells(lines[0])]
+        if header[:1] != ["widget"] or "what you do" not in header:
+            continue
+        do, updates = header.index("what you do"), header.index("what updates")
+        for line in lines[2:]:
+            cells = table_cells(line)
+            name = re.sub(r"[`()]", "", cells[0]).strip()
+            found[name] = (cells[do], cells[updates])
+    return found
+
+
+def widget_note(name, entry, descriptions):
+    """What a widget does and where to run it live, in place of the widget on the site."""
+    from nbconvert.filters.markdown_mistune import markdown2html_mistune
+
+    if name not in descriptions:
+        raise ValueError(
+            f"build_site: widget {name!r} in {entry['source']} is not in the README's widgets "
+            f"table (it has {sorted(descriptions)}); add a row that says what it does"
+        )
+    do, updates = descriptions[name]
+    source = f"{entry['kind']}/{entry['stem']}.ipynb"
+    what = markdown2html_mistune(f"{do}; {updates} update as you do.").strip()
+    what = re.sub(r"^<p>|</p>$", "", what)
+    return (
+        f'<div class="course-widget"><p><strong>Live widget <code>{html.escape(name)}()</code>'
+        f"</strong>: {what}</p><p>A website has no Python to run it; the figure above shows "
+        "its starting state. To use it, run this notebook live: "
+        f'<a href="{colab_url(source)}">open it in Colab</a>, '
+        f'<a href="{binder_url(source)}">launch it on Binder</a>, or clone the course and run '
+        f"<code>make lab</code>, then run the cell.</p></div>"
+    )
+
+
+def widget_name(output):
+    """'geometry' from a widget output's text fallback ('geometry: A live widget: ...')."""
+    text = output.get("data", {}).get("text/plain", "")
+    text = "".join(text) if isinstance(text, list) else text
+    match = re.match(r"\s*([A-Za-z_][A-Za-z0-9_]*)\s*:", text)
+    return match.group(1) if match else "widget"
+
+
+class _Images(html.parser.HTMLParser):
+    def __init__(self):
+        super().__init__()
+        self.found = []
+
+    def handle_starttag(self, tag, attrs):
+        if tag == "img":
+            self.found.append(dict(attrs))
+
+
+def images_without_alt(text):
+    """Every ``<img>`` of an HTML page with no real alt text: missing, blank or nbconvert's
+    "No description has been provided for this image". Returns a line per image.
+
+    >>> images_without_alt('<img src="a.png" alt="a bar chart"><img src="b.png">')
+    ['image 2 (b.png): no alt text']
+    """
+    parser = _Images()
+    parser.feed(text)
+    missing = []
+    for i, attrs in enumerate(parser.found, 1):
+        alt = (attrs.get("alt") or "").strip()
+        if not alt or alt == NO_ALT:
+            src = (attrs.get("src") or "")[:40]
+            missing.append(
+                f"image {i} ({src}): " + ("nbconvert's placeholder" if alt else "no alt text")
+            )
+    return missing
+
+
 def convert(entries, out):
     from nbconvert import HTMLExporter
     from traitlets.config import Config
@@ -219,13 +376,17 @@ def convert(entries, out):
         config=config, template_name="course", extra_template_basedirs=[str(HERE / "site")]
     )
     built = {e["source"] for e in entries}
+    descriptions = widget_descriptions((ROOT / "README.md").read_text(encoding="utf-8"))
     for entry in entries:
         nb = entry["nb"]
         nb.cells = [c for c in nb.cells if c.get("id") != CELL_ID]  # Colab's own install cell
         nb.metadata.pop("widgets", None)  # saved widget state would pull a renderer from a CDN
         for cell in nb.cells:
             for output in cell.get("outputs", []):
-                output.get("data", {}).pop(WIDGET_VIEW, None)  # show the text fallback
+                if WIDGET_VIEW in output.get("data", {}):
+                    # no kernel here: say what the widget does and where it runs live
+                    note = widget_note(widget_name(output), entry, descriptions)
+                    output["data"] = {"text/html": note}
         page = entry["page"]
         root = rel(page, "")
         resources = {
@@ -257,30 +418,45 @@ def readme_sections(text, wanted):
     return "".join(keep)
 
 
-def landing(entries, out):
+def markdown_page(entries, out, name, title, text, lead=""):
+    """A page of the site from markdown (the landing page, contributing.html)."""
     from nbconvert.filters.markdown_mistune import markdown2html_mistune
 
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    text = readme_sections(readme, {"Course map", "Other ways to take the course"})
-    body = markdown2html_mistune(text)  # the map already has its Colab column
-    body = rewrite_links(body, "index.html", {e["source"] for e in entries}, out)
-    start = binder_url()
+    problems = table_problems(text)
+    if problems:
+        raise ValueError("build_site: " + "\n".join(problems))
+    body = markdown2html_mistune(text)
+    body = rewrite_links(body, name, {e["source"] for e in entries}, out)
     page = f"""<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1.0">
-<title>Attention by hand: a course</title>
+<title>{html.escape(title)}</title>
 <link rel="stylesheet" href="course.css">
 {MATHJAX_CONFIG.replace("{root}", "")}
 </head>
 <body class="course-home">
-{nav_html("index.html", entries, None)}
+{nav_html(name, entries, None)}
 <main>
-<p class="course-open">Start with <a href="notebooks/00_start_here.html">00 start here</a>
-· <a href="{start}">launch the course on Binder</a></p>
+{lead}
 {body}
 </main></body></html>
 """
-    (out / "index.html").write_text(page, encoding="utf-8")
+    (out / name).write_text(page, encoding="utf-8")
+
+
+def landing(entries, out):
+    """index.html, for learners: what the course is, how to start, the other routes, the map."""
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    text = readme_sections(readme, set(LEARNER_SECTIONS))
+    text = text.replace("](CONTRIBUTING.md)", "](contributing.html)")
+    lead = (
+        '<p class="course-open">Start with <a href="notebooks/00_start_here.html">00 start '
+        f'here</a> · <a href="{binder_url()}">launch the course on Binder</a></p>'
+    )
+    markdown_page(entries, out, "index.html", "Attention by hand: a course", text, lead)
+    contributing = (ROOT / "CONTRIBUTING.md").read_text(encoding="utf-8")
+    contributing = contributing.replace("](README.md)", "](index.html)")
+    markdown_page(entries, out, "contributing.html", "Working on the course", contributing)
 
 
 def copy_mathjax(out):
@@ -316,7 +492,7 @@ def build(out=OUT):
     (out / "course.css").write_text(CSS, encoding="utf-8")
     convert(entries, out)
     landing(entries, out)
-    return len(entries) + 1
+    return len(entries) + 2
 
 
 def main(argv=None):
@@ -325,7 +501,13 @@ def main(argv=None):
     args = parser.parse_args(argv)
     start = time.perf_counter()
     n = build(args.out)
-    print(f"site: {n} pages in {args.out} ({time.perf_counter() - start:.1f} s)")
+    no_alt = sum(
+        len(images_without_alt(p.read_text(encoding="utf-8"))) for p in args.out.rglob("*.html")
+    )
+    print(
+        f"site: {n} pages in {args.out} ({time.perf_counter() - start:.1f} s); "
+        f"{no_alt} figures without alt text"
+    )
 
 
 if __name__ == "__main__":
