@@ -178,12 +178,18 @@ MISTAKES = {
         "weights sum to 1."
     ),
     "psd_not_sum_of_squares": (
-        "that equals v^T J v, but nothing shows it is >= 0: write it as a p-weighted sum of "
-        "squares, sum_i p_i (v_i - m)^2 with m = sum_j p_j v_j, where no term can be negative."
+        "that equals v^T J v, but nothing in it shows that it is >= 0: rewrite it as a sum in"
+        " which no term can be negative, each a weight that is >= 0 times a square."
     ),
     "psd_unweighted_mean": (
-        "the squares are centred on the plain mean of v: v^T J v is a variance under the "
-        "weights p, so centre on the p-weighted mean m = sum_j p_j v_j."
+        "the squares are centred on the plain mean of v: that sum is not v^T J v. Centre them "
+        "on the average that the weights p make instead."
+    ),
+    "sign_forced": (
+        "that forces the sign instead of showing it: Abs, Max, Piecewise, sign, Heaviside or "
+        "re/im make any expression look >= 0 (your answer is not v^T J v where a weight is "
+        "negative, as a formula made only of sums and products would be). Use sums, products "
+        "and squares only."
     ),
     "finite_fill": (
         "-1e9 is a large but finite number: in a row where every key is hidden every score is "
