@@ -306,7 +306,6 @@ RIGHT = [
     ("online_rescale", (3, np.exp(ROW_12 - 3).sum())),
     ("online_rescale", (3, 1.585)),  # rounded by hand
     ("blocked_causal", causal_tiles),
-    ("blocked_causal", causal_key_blocks),  # every query at once: slower, also right
 ]
 
 # ---- WRONG: answers wrong in a way the exercise names -----------------------------------------
@@ -475,6 +474,8 @@ WRONG = [
     ),
     ("blocked_causal", lambda *a: causal_tiles(*a, mask_inside=False), "diagonal_block_unmasked"),
     ("blocked_causal", lambda *a: causal_tiles(*a, rescale_a=False), "values_not_rescaled"),
+    # every query at once over every key block, masked: right numbers, but no block skipped
+    ("blocked_causal", causal_key_blocks, "blocks_not_skipped"),
     ("blocked_causal", lambda *a: causal_key_blocks(*a, mask=False), "mask_ignored"),
     ("blocked_causal", lambda *a: causal_key_blocks(*a, no_max=True), "overflow"),
 ]

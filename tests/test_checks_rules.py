@@ -5,6 +5,7 @@ wrong number, a tolerance looser than the lesson prints, an id quoted in a lesso
 exercise has. Each test sends the answer that used to pass and asserts that it is wrong.
 """
 
+import ast
 import copy
 import json
 import re
@@ -14,6 +15,7 @@ import numpy as np
 import pytest
 import sympy as sp
 
+import attnlib
 import attnlib.core
 from attnlib.selfcheck import MISTAKES, check, registry
 from attnlib.selfcheck.run import call_cases
@@ -345,3 +347,127 @@ def test_the_last_exercise_of_lesson_08_does_not_spell_out_its_answer():
     for line in lines:
         for piece in answer_pieces:
             assert piece not in line, (piece, line)
+
+
+# ---- every id quoted in a notebook, the README or a docstring is an exercise -----------------
+QUOTED = re.compile(r"\b(?:check|hint|solution)\(\s*\\?[\"']([A-Za-z_0-9]+)\\?[\"']")
+
+
+def _docstrings(path):
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    nodes = [tree, *ast.walk(tree)]
+    kinds = (ast.Module, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+    return [ast.get_docstring(n) or "" for n in nodes if isinstance(n, kinds)]
+
+
+def _quoted_ids():
+    found = []
+    for folder in ("notebooks", "solutions", "exercises"):
+        for path in sorted((ROOT / folder).glob("*.ipynb")):
+            nb = json.loads(path.read_text(encoding="utf-8"))
+            for cell in nb["cells"]:
+                for name in QUOTED.findall("".join(cell["source"])):
+                    found.append((path.relative_to(ROOT).as_posix(), name))
+    for name in QUOTED.findall((ROOT / "README.md").read_text(encoding="utf-8")):
+        found.append(("README.md", name))
+    for path in sorted((ROOT / "attnlib").rglob("*.py")):
+        for text in _docstrings(path):
+            for name in QUOTED.findall(text):
+                found.append((path.relative_to(ROOT).as_posix(), name))
+    return found
+
+
+def test_the_quote_finder_sees_every_spelling():
+    text = 'check("a1", S) hint(\'b_2\') solution( "c" ) show("d")'
+    assert QUOTED.findall(text) == ["a1", "b_2", "c"]
+
+
+def test_every_quoted_exercise_id_exists():
+    quoted = _quoted_ids()
+    assert any(where == "notebooks/00_start_here.ipynb" for where, _ in quoted)
+    assert any(where == "attnlib/selfcheck/__init__.py" for where, _ in quoted)
+    # `hint("id")` in the lessons' "how to check" paragraph names the placeholder itself
+    placeholders = {"id", "exercise_id"}
+    unknown = [
+        (where, name)
+        for where, name in quoted
+        if registry.get(name) is None and name not in placeholders
+    ]
+    assert unknown == []
+
+
+# ---- blocked_causal proves that hidden blocks were skipped ---------------------------------
+def _full_causal(Q, K, V, block_size):
+    """Every score computed, the hidden ones masked with np.where: right numbers on finite
+    inputs, but no block is skipped."""
+    S = Q @ K.T / np.sqrt(K.shape[-1])  # (n, n)
+    S = np.where(np.tril(np.ones((len(Q), len(K)), dtype=bool)), S, -np.inf)
+    E = np.exp(S - S.max(axis=-1, keepdims=True))
+    return E / E.sum(axis=-1, keepdims=True) @ V
+
+
+def _blocked(Q, K, V, block_size, skip=True):
+    n, d_k = Q.shape
+    output = np.zeros((n, V.shape[1]))
+    for q0 in range(0, n, block_size):
+        Q_b = Q[q0 : q0 + block_size]
+        rows = np.arange(q0, q0 + len(Q_b))[:, None]
+        m = np.full((len(Q_b), 1), -np.inf)
+        l_sum, a_sum = np.zeros((len(Q_b), 1)), np.zeros((len(Q_b), V.shape[1]))
+        for k0 in range(0, q0 + len(Q_b) if skip else n, block_size):
+            S_b = Q_b @ K[k0 : k0 + block_size].T / np.sqrt(d_k)
+            cols = np.arange(k0, k0 + S_b.shape[1])[None, :]
+            S_b = np.where(cols <= rows, S_b, -np.inf)
+            m_new = np.maximum(m, S_b.max(axis=1, keepdims=True))
+            P_b = np.exp(S_b - m_new)
+            l_sum = l_sum * np.exp(m - m_new) + P_b.sum(axis=1, keepdims=True)
+            a_sum = a_sum * np.exp(m - m_new) + P_b @ V[k0 : k0 + block_size]
+            m = m_new
+        output[q0 : q0 + len(Q_b)] = a_sum / l_sum
+    return output
+
+
+def test_blocked_causal_passes_only_a_loop_that_skips_hidden_blocks():
+    assert check("blocked_causal", _blocked, quiet=True).passed
+    for answer in (_full_causal, lambda Q, K, V, b: _blocked(Q, K, V, b, skip=False)):
+        feedback = check("blocked_causal", answer, quiet=True)
+        assert (feedback.status, feedback.mistake) == ("wrong", "blocks_not_skipped"), (
+            feedback.message
+        )
+
+
+# ---- "write the repaired loop" needs the loop ------------------------------------------------
+def _scores_loop(Q, K):
+    S = np.zeros((Q.shape[0], K.shape[0]))
+    for i in range(Q.shape[0]):
+        for j in range(K.shape[0]):
+            for m in range(Q.shape[1]):
+                S[i, j] += Q[i, m] * K[j, m]
+    return S
+
+
+def test_scores_loop_passes_the_loop_and_not_the_vectorised_shortcut():
+    assert check("scores_loop", _scores_loop, quiet=True).passed
+    for shortcut in (lambda Q, K: Q @ K.T, lambda Q, K: np.dot(Q, K.T)):
+        feedback = check("scores_loop", shortcut, quiet=True)
+        assert (feedback.status, feedback.mistake) == ("wrong", "vectorised_shortcut"), (
+            feedback.message
+        )
+
+
+# ---- 15.3: the expected answer is true as the question states it ---------------------------
+def test_ln_predict_scale_is_unchanged_to_the_decimals_asked_and_not_exactly():
+    exercise = registry.get("ln_predict_scale")
+    nb = json.loads((ROOT / "solutions" / f"{exercise.lesson}.ipynb").read_text("utf-8"))
+    cells = ["".join(c["source"]) for c in nb["cells"]]
+    question = next(c for c in cells if "`ln_predict_scale`" in c)
+    assert "to the three decimals the lesson prints" in question
+    # the notebook's experiment, recomputed here (its own seed)
+    rng = np.random.default_rng(37)
+    X = rng.normal(size=(3, 4))
+    params = attnlib.init_block(4, 16, rng=rng, std=1.0)
+    weights = [attnlib.transformer_block(r, n_heads=2, **params)[1] for r in (X, 10 * X)]
+    assert exercise.expected == "unchanged"
+    np.testing.assert_array_equal(np.round(weights[0], 3), np.round(weights[1], 3))
+    change = np.abs(weights[1] - weights[0]).max()
+    assert 0 < change < 5e-4  # eps: not exactly unchanged, hence "to three decimals"

@@ -45,7 +45,9 @@ REFERENCE = {
     "q_shape": (10, 64),
     "qkv_fn": lambda X, W_Q, W_K, W_V: (X @ W_Q, X @ W_K, X @ W_V),
     "score_eat_seeds": 5,
-    "scores_loop": lambda Q, K: Q @ K.T,
+    "scores_loop": lambda Q, K: np.array(
+        [[sum(q[m] * k[m] for m in range(len(q))) for k in K] for q in Q], dtype=float
+    ),  # a loop over the products: the check sees Q @ K.T on 0/1 features
     "double_keys": "doubled",
 }
 

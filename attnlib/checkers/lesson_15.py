@@ -95,9 +95,9 @@ LN_PREDICT_SCALE = Exercise(
     answer="prediction",
     hints=[
         "What does the first thing in the block, LN_1, do to a row that is 10 times larger?",
-        "LN(10 x) = LN(x): the heads receive the same rows as before.",
+        "LN(10 x) = LN(x) but for eps: the heads receive the same rows, to 3 decimals.",
     ],
-    solution="prediction = 'unchanged'  # LN_1 removes each row's scale before attention",
+    solution="prediction = 'unchanged'  # to 3 decimals: LN_1 removes each row's scale but eps",
     expected="unchanged",
     options=("unchanged", "sharper", "flatter"),
     mistakes={"sharper": "ln_scale_invariance", "flatter": "ln_scale_invariance"},

@@ -9,7 +9,7 @@ and every mistake's value are computed with ``attnlib`` (never typed in)::
         id="scores",
         lesson="03_scoring",                   # the notebook stem
         kind="value",                          # value | tuple | choice | function
-        answer="S",                            # the check cell is check("scores", S)
+        answer="S",                            # the check cell passes S
         hints=("Entry [i, j] is query i . key j.", "S = Q @ K.T"),
         solution="S = Q @ K.T",                # or a function returning the text
         expected=ex.S,

@@ -55,6 +55,11 @@ MISTAKES = {
         "in the double loop, i picks the query and j picks the key: the sum needs Q[i, m] * "
         "K[j, m]."
     ),
+    "vectorised_shortcut": (
+        "this exercise repairs the loop: S[i, j] is the sum over m of Q[i, m] * K[j, m], added "
+        "one product at a time. (On 0/1 features a score counts the shared features, and "
+        "numpy's @ on two bool arrays gives True or False instead, so the check can tell.)"
+    ),
     "scores_not_linear": (
         "a score is a sum of products q_m k_m: doubling every k_m doubles the sum."
     ),
@@ -204,6 +209,12 @@ MISTAKES = {
         "two tied top scores stay tied when every score is multiplied: the weights go to "
         "(1/2, 1/2, 0), not to one weight of 1, and p_i (1 - p_i) = 1/4 stays."
     ),
+    "blocks_not_skipped": (
+        "a key block that the causal mask hides from a whole tile of queries was read: this "
+        "input puts nan in the value of one key, which only queries at or after it may see, "
+        "and the nan reached earlier queries (a weight of 0 times nan is still nan). Loop "
+        "over the key blocks up to the tile's diagonal only."
+    ),
     "diagonal_block_unmasked": (
         "only whole blocks of future keys were left out: the block that holds the diagonal "
         "still needs the mask inside it (key j <= query i), or each query sees a few keys "
@@ -260,7 +271,8 @@ MISTAKES = {
     ),
     "ln_scale_invariance": (
         "layer norm divides each row by its own spread, so a row 10 times larger comes out "
-        "the same: the attention after it sees the same rows and gives the same weights."
+        "the same (all but the tiny eps inside the root, far below 3 decimals): the attention "
+        "after it sees the same rows and gives the same weights."
     ),
     "residual_from_norm": (
         "the residual adds the branch's result to the block's input X, not to LN(X): the "
