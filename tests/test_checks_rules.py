@@ -471,3 +471,19 @@ def test_ln_predict_scale_is_unchanged_to_the_decimals_asked_and_not_exactly():
     np.testing.assert_array_equal(np.round(weights[0], 3), np.round(weights[1], 3))
     change = np.abs(weights[1] - weights[0]).max()
     assert 0 < change < 5e-4  # eps: not exactly unchanged, hence "to three decimals"
+
+
+def _narrow_floats(value):
+    items = value if isinstance(value, (tuple, list)) else (value,)
+    return any(isinstance(v, np.ndarray) and v.dtype.name in ("float16", "float32") for v in items)
+
+
+def test_every_function_fed_a_narrow_float_judges_its_dtype():
+    about_a_dtype = [
+        e.id
+        for e in registry.exercises().values()
+        if e.kind == "function" and any(_narrow_floats(case) for case in e.cases)
+    ]
+    assert {"softmax_half", "attention_half_fix"} <= set(about_a_dtype)
+    assert [i for i in about_a_dtype if registry.get(i).dtype is None] == []
+    assert registry.get("float16_weights").dtype == "float16"
