@@ -341,7 +341,9 @@ def test_an_honest_other_form_of_the_proof_still_passes():
 
 
 def test_the_last_exercise_of_lesson_08_does_not_spell_out_its_answer():
-    exercise = registry.for_notebook("08_why_sqrt_dk")[-1]
+    # the lesson of the variance and the Jacobian (08 when this was written), by its exercise
+    exercise = registry.for_notebook(registry.get("sqrt_jacobian_psd").lesson)[-1]
+    assert exercise.id == "sqrt_jacobian_psd"
     answer_pieces = ["(v_i - m)", "sum_j p_j v_j", "p_j v_j", "sum_i p_i (v_i"]
     lines = [MISTAKES[code] for code, _ in exercise.mistakes] + [MISTAKES["sign_forced"]]
     for line in lines:
