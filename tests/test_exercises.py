@@ -9,6 +9,7 @@ functions through a child process. The registry must match the notebooks' check 
 import json
 import re
 
+import numpy as np
 import pytest
 
 from attnlib.selfcheck import MISTAKES, check, registry
@@ -24,7 +25,11 @@ def _id(exercise):
 
 def reference_answer(exercise):
     """What a learner who solved the exercise passes to ``check``."""
-    return exercise.reference if exercise.kind == "function" else exercise.expected
+    if exercise.kind == "function":
+        return exercise.reference
+    if exercise.dtype is not None:  # an exercise about a precision: answered in that dtype
+        return np.asarray(exercise.expected).astype(exercise.dtype)
+    return exercise.expected
 
 
 def stub_answer(exercise):

@@ -36,7 +36,7 @@ browser_only = pytest.mark.skipif(
 )
 # The switch for figure alt text: True makes every page fail on an <img> without a real alt.
 # Only the fixture notebook is held to it until the lessons store alt text with their figures.
-ALT_TEXT_ON_EVERY_PAGE = False
+ALT_TEXT_ON_EVERY_PAGE = True
 
 ROOT = Path(__file__).resolve().parent.parent
 CHROMIUM = os.environ.get("ATTNLIB_CHROMIUM", "/usr/bin/chromium")

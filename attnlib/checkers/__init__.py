@@ -107,3 +107,40 @@ SCALE_SOFTMAX_MISTAKES = [
     ("wrong_axis", self_attention_with(normalise=lambda S: softmax(S, axis=0))),
     ("overflow", self_attention_with(normalise=naive_softmax)),
 ]
+
+
+def widened(case, arg, factor):
+    """``case`` with argument ``arg`` multiplied by ``factor``: the wide case every
+    function about softmax or attention adds.
+
+    Softmax may subtract any number shared by a row, so on small scores a softmax that
+    subtracts the row's min, mean or first entry gives the right weights; only past a
+    spread of 709 within one row does ``exp`` overflow for those shifts (inf / inf = nan)
+    while the row max still works. Each softmax-like exercise therefore adds one of its
+    cases with the scores (through a query, a weight matrix or a width) made wide;
+    ``tests/test_checks_rules.py`` finds every such exercise and holds it to that.
+
+    Parameters
+    ----------
+    case : tuple
+        The arguments of one call.
+    arg : int
+        Which argument to multiply (it keeps its dtype).
+    factor : float
+
+    Returns
+    -------
+    tuple
+
+    Examples
+    --------
+    >>> widened((np.array([1.0, 2.0]), 4), 0, 500)
+    (array([ 500., 1000.]), 4)
+    """
+    case = list(case)
+    value = case[arg]
+    if isinstance(value, np.ndarray):
+        case[arg] = (value * factor).astype(value.dtype)
+    else:
+        case[arg] = value * factor
+    return tuple(case)

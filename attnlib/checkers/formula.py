@@ -10,7 +10,7 @@ import numpy as np
 from .. import example as ex
 from ..core import attention_weights, softmax
 from ..selfcheck.exercise import Exercise
-from . import naive_softmax
+from . import naive_softmax, widened
 
 Q, K, V = ex.Q, ex.K, ex.V  # the worked example, (3, 2) each
 
@@ -61,7 +61,8 @@ SOFTMAX = Exercise(
     "    z = x - x.max(axis=-1, keepdims=True)  # softmax ignores shifts\n"
     "    e = np.exp(z)\n"
     "    return e / e.sum(axis=-1, keepdims=True)",
-    cases=SOFTMAX_CASES,
+    # the last case has a row whose scores spread past 709 (see widened)
+    cases=[*SOFTMAX_CASES, widened(SOFTMAX_CASES[0], 0, 500)],
     reference=softmax,
     mistakes=[
         ("wrong_axis", lambda x: softmax(x, axis=0)),
@@ -127,7 +128,8 @@ ATTENTION = Exercise(
     "    S = S - S.max(axis=-1, keepdims=True)  # stable softmax\n"
     "    A = np.exp(S) / np.exp(S).sum(axis=-1, keepdims=True)\n"
     "    return A @ V  # (n_q, d_v)",
-    cases=ATTENTION_CASES,
+    # the last case has a row whose scores spread past 709 (see widened)
+    cases=[*ATTENTION_CASES, widened(ATTENTION_CASES[0], 0, 700)],
     reference=_attention_output,
     mistakes=ATTENTION_MISTAKES,
     arg_names=("Q", "K", "V"),

@@ -12,7 +12,7 @@ import numpy as np
 from .. import example as ex
 from ..core import scale_scores, softmax
 from ..selfcheck.exercise import Exercise
-from . import formula, naive_softmax
+from . import formula, naive_softmax, widened
 
 Q, K, S = ex.Q, ex.K, ex.S  # the worked example: (3, 2), (3, 2), (n_q, n_k) = (3, 3)
 d_k = ex.d_k
@@ -49,7 +49,12 @@ SOFTMAX_EAT_ROW = Exercise(
 
 
 # ---- float16_weights: half precision overflows past exp(11.09) -------------------------------
-S16 = np.array([[11.5, 9.0, 10.0, 8.5], [3.0, 12.0, 11.25, 0.5]], dtype=np.float16)  # (2, 4)
+# the third row is past float64's 709 too, and spread wider than 709: only the row max works in
+# every dtype (a naive softmax, or one shifted by the row min, hidden by a wider dtype fails)
+S16 = np.array(
+    [[11.5, 9.0, 10.0, 8.5], [3.0, 12.0, 11.25, 0.5], [1000.0, 998.0, 250.0, 1001.0]],
+    dtype=np.float16,
+)  # (3, 4)
 S16_AS_64 = S16.astype(np.float64)  # the same numbers, exactly
 with np.errstate(over="ignore", invalid="ignore"):
     S16_NAIVE = naive_softmax(S16)  # exp(11.5) > 65504 is inf, and inf / inf is nan
@@ -79,6 +84,7 @@ FLOAT16_WEIGHTS = Exercise(
     ],
     decimals=3,  # float16 keeps about 3 decimal digits
     name="weights16",
+    dtype="float16",  # the exercise is about half precision: a float64 answer is wrong
 )
 
 
@@ -162,7 +168,8 @@ SOFTMAX_FIX_AXIS = Exercise(
     "    z = z - z.max(axis=-1, keepdims=True)\n"
     "    e = np.exp(z)\n"
     "    return e / e.sum(axis=-1, keepdims=True)",
-    cases=FIX_AXIS_CASES,
+    # the last case has a row whose scores spread past 709 (see widened)
+    cases=[*FIX_AXIS_CASES, widened(FIX_AXIS_CASES[1], 0, 500)],
     reference=_weights_from_scores,
     mistakes=FIX_AXIS_MISTAKES,
     arg_names=("S", "d_k"),

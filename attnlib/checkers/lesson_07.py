@@ -15,7 +15,14 @@ from .. import example as ex
 from ..core import attention_weights, qk_scores, scale_scores, softmax
 from ..selfcheck.exercise import Exercise
 from ..selfcheck.judge import passed, wrong
-from . import SCALE_SOFTMAX_MISTAKES, formula, naive_softmax, self_attention, self_attention_with
+from . import (
+    SCALE_SOFTMAX_MISTAKES,
+    formula,
+    naive_softmax,
+    self_attention,
+    self_attention_with,
+    widened,
+)
 
 # ---- formula_shapes: (weights_shape, output_shape) for n_q=3, n_k=5, d_k=4, d_v=2 ----------
 N_Q, N_K, D_K, D_V = 3, 5, 4, 2
@@ -44,12 +51,12 @@ def _formula_shapes(answer):
     got = [_as_shape(item) for item in answer]
     for shape, label in zip(got, ("weights_shape", "output_shape"), strict=True):
         if shape is None:
-            return wrong(f"{label} should be a tuple of whole numbers like (3, 5).")
+            return wrong(f"{label} should be a tuple of whole numbers like (1, 2).")
     weights_shape, output_shape = got
     if weights_shape == SHAPES[0][::-1]:
         return wrong("", mistake="transposed")
     if weights_shape != SHAPES[0]:
-        return wrong(f"weights_shape is {weights_shape}, expected {SHAPES[0]}.")
+        return wrong(f"weights_shape {weights_shape} differs.")
     if output_shape != SHAPES[1]:
         return wrong("", mistake="output_shape")
     return passed()
@@ -110,7 +117,11 @@ FORMULA_SELF_ATTENTION = Exercise(
     "    K = X @ W_K  # (n, d_k)\n"
     "    V = X @ W_V  # (n, d_v)\n"
     "    return attention(Q, K, V)  # (n, d_v)",
-    cases=SELF_ATTENTION_CASES,
+    # the last case has a row whose scores spread past 709 (see widened)
+    cases=[
+        *SELF_ATTENTION_CASES,
+        widened(SELF_ATTENTION_CASES[0], 1, 100),
+    ],
     reference=self_attention,
     mistakes=SELF_ATTENTION_MISTAKES,
     arg_names=("X", "W_Q", "W_K", "W_V"),

@@ -16,7 +16,7 @@ from ..core import softmax
 from ..selfcheck.exercise import Exercise
 from ..selfcheck.judge import check_expression, check_function, passed, wrong
 from ..selfcheck.run import expression_function
-from . import SCALE_SOFTMAX_MISTAKES, self_attention
+from . import SCALE_SOFTMAX_MISTAKES, self_attention, widened
 
 # ---- sqrt_variance: Var(q.k) and Var(q.k / sqrt(d_k)) by hand ------------------------------
 VARIANCE_D_K, S_Q, S_K = 32, 3.0, 0.5  # the numbers the exercise gives
@@ -155,7 +155,11 @@ SQRT_FIX_SCALED_TWICE = Exercise(
     "    S = S - S.max(axis=-1, keepdims=True)\n"
     "    A = np.exp(S) / np.exp(S).sum(axis=-1, keepdims=True)\n"
     "    return A @ V",
-    cases=SELF_ATTENTION_CASES,
+    # the last case has a row whose scores spread past 709 (see widened)
+    cases=[
+        *SELF_ATTENTION_CASES,
+        widened(SELF_ATTENTION_CASES[0], 1, 100),
+    ],
     reference=self_attention,
     mistakes=SELF_ATTENTION_MISTAKES,
     arg_names=("X", "W_Q", "W_K", "W_V"),
@@ -179,12 +183,20 @@ _OFF = [  # p >= 0 that does not sum to 1: where v^T J v itself can be negative
     (2.0, 0.5, 1.0, 1.0, -1.0, 2.0),
     (0.3, 0.2, 0.1, 3.0, 1.0, 2.0),
 ]
-PSD_POINTS = _ON + _OFF
+# p sums to 1 but one weight is negative: no softmax gives these, yet a formula made of sums
+# and products equals v^T J v here too (it does on the whole plane p_1 + p_2 + p_3 = 1), and
+# v^T J v is negative. An answer that forces its sign (Abs, Max, Piecewise, ...) is not.
+_PLANE = [
+    (-0.5, 1.0, 0.5, 1.0, 0.0, 0.0),  # v^T J v = -0.75
+    (1.5, -1.0, 0.5, 0.0, 2.0, 1.0),  # v^T J v = -5.75
+]
+PSD_POINTS = _ON + _OFF + _PLANE
 PSD_MISTAKES = {
     "psd_not_sum_of_squares": QUADRATIC,
     "psd_unweighted_mean": sum(
         p_i * (v_i - sum(_v) / 3) ** 2 for p_i, v_i in zip(_p, _v, strict=True)
     ),
+    "sign_forced": sp.Abs(QUADRATIC),  # >= 0 by decree: the rule sees it on _PLANE
 }
 
 
@@ -203,8 +215,11 @@ def _psd_verdict(records):
     values = [r.get("ok") if isinstance(r, dict) else None for r in records[n:]]
     if not all(isinstance(x, float) for x in values):  # an error or not a number: say which
         return check_function(records, PSD_POINTS, reference, (), None, PSD_NAMES)
-    if min(values) < -1e-9:  # equal to v^T J v on the simplex, negative off it
+    if min(values[: len(_OFF)]) < -1e-9:  # equal to v^T J v on the simplex, negative off it
         return wrong("", mistake="psd_not_sum_of_squares")
+    plane = n + len(_OFF)
+    if check_function(records[plane:], PSD_POINTS[plane:], reference).status != "passed":
+        return wrong("", mistake="sign_forced")  # right for weights, not as a formula
     return passed()
 
 

@@ -12,6 +12,7 @@ import numpy as np
 from ..core import attention, softmax
 from ..masks import causal_mask
 from ..selfcheck.exercise import Exercise
+from . import widened
 from .lesson_09 import CAUSAL_3, S_SCALED, K, Q, V, _masked_weights, _naive_softmax
 
 # ---- mask_fix_attention: repair a masked attention that masks after softmax ----------------
@@ -71,7 +72,11 @@ MASK_FIX_ATTENTION = Exercise(
     "    S = S - S.max(axis=-1, keepdims=True)\n"
     "    A = np.exp(S) / np.exp(S).sum(axis=-1, keepdims=True)\n"
     "    return A @ V",
-    cases=MASKED_ATTENTION_CASES,
+    # the last case has a row whose scores spread past 709 (see widened)
+    cases=[
+        *MASKED_ATTENTION_CASES,
+        widened(MASKED_ATTENTION_CASES[0], 0, 500),
+    ],
     reference=_masked_attention,
     mistakes=MASKED_ATTENTION_MISTAKES,
     arg_names=("Q", "K", "V", "mask"),

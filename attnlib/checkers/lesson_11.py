@@ -12,6 +12,7 @@ import numpy as np
 from .. import example as ex
 from ..core import attention, qk_scores, scale_scores, softmax
 from ..selfcheck.exercise import Exercise
+from . import widened
 
 X = ex.X  # (n, d_model) = (3, 4), the worked example's tokens
 D_MODEL = X.shape[1]
@@ -74,7 +75,8 @@ NOWEIGHTS_ATTENTION = Exercise(
     "    d_model = X.shape[1]\n"
     "    A = softmax_rows(X @ X.T / np.sqrt(d_model))  # (n, n)\n"
     "    return A @ X  # (n, d_model)",
-    cases=NOWEIGHTS_CASES,
+    # the last case has a row whose scores spread past 709 (see widened)
+    cases=[*NOWEIGHTS_CASES, widened(NOWEIGHTS_CASES[2], 0, 15)],
     reference=lambda X: attention(X, X, X)[0],
     mistakes=[
         ("unscaled", lambda X: _no_weights(X, divide_by=lambda X: 1.0)),
@@ -154,7 +156,8 @@ NOWEIGHTS_FIX_SMOOTHER = Exercise(
     "    scores = -((x_query[:, None] - x_data[None, :]) ** 2) / (2 * sigma**2)  # (n_q, n_k)\n"
     "    weights = softmax_rows(scores)  # each query's weights sum to 1\n"
     "    return weights @ y_data  # (n_q,)",
-    cases=SMOOTHER_CASES,
+    # the last case has a row whose scores spread past 709 (see widened)
+    cases=[*SMOOTHER_CASES, widened(SMOOTHER_CASES[0], 3, 0.02)],
     reference=kernel_smoother,
     mistakes=[
         ("wrong_axis", _smoother_columns),

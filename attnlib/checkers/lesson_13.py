@@ -12,6 +12,7 @@ import numpy as np
 from ..core import softmax
 from ..heads import merge_heads, multi_head_attention, split_heads
 from ..selfcheck.exercise import Exercise
+from . import widened
 
 
 def _split_no_transpose(X, n_heads):
@@ -94,7 +95,8 @@ HEADS_MULTI_QUERY = Exercise(
     "    S = Q @ K.T / np.sqrt(Q.shape[-1])  # (n_heads, n, n), d_k of one head\n"
     "    heads = attnlib.softmax(S) @ V  # (n_heads, n, d_v)\n"
     "    return attnlib.merge_heads(heads) @ W_O  # (n, n_heads * d_v) @ W_O",
-    cases=MULTI_QUERY_CASES,
+    # the last case has a row whose scores spread past 709 (see widened)
+    cases=[*MULTI_QUERY_CASES, widened(MULTI_QUERY_CASES[0], 1, 100)],
     reference=multi_query_attention,
     mistakes=[
         ("reshape_no_transpose", lambda *a: multi_query_attention(*a, split=_split_no_transpose)),
@@ -201,7 +203,8 @@ HEADS_FIX_MERGE = Exercise(
     "    heads = softmax_rows(S) @ V  # (n_heads, n_q, d_v)\n"
     "    merged = heads.transpose(1, 0, 2).reshape(X_q.shape[0], -1)  # (n_q, n_heads * d_v)\n"
     "    return merged @ W_O",
-    cases=FIX_CASES,
+    # the last case has a row whose scores spread past 709 (see widened)
+    cases=[*FIX_CASES, widened(FIX_CASES[0], 2, 50)],
     reference=_reference,
     mistakes=FIX_MISTAKES,
     arg_names=("X_q", "X_kv", "W_Q", "W_K", "W_V", "W_O", "n_heads"),

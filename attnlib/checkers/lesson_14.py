@@ -11,6 +11,7 @@ import numpy as np
 from ..block import init_block, layer_norm, mlp, transformer_block
 from ..heads import multi_head_attention
 from ..selfcheck.exercise import Exercise
+from . import widened
 
 # ---- ln_by_hand -------------------------------------------------------------------------------
 ROW = np.array([1.0, 5.0, 3.0, 3.0])
@@ -94,9 +95,9 @@ LN_PREDICT_SCALE = Exercise(
     answer="prediction",
     hints=[
         "What does the first thing in the block, LN_1, do to a row that is 10 times larger?",
-        "LN(10 x) = LN(x): the heads receive the same rows as before.",
+        "LN(10 x) = LN(x) but for eps: the heads receive the same rows, to 3 decimals.",
     ],
-    solution="prediction = 'unchanged'  # LN_1 removes each row's scale before attention",
+    solution="prediction = 'unchanged'  # to 3 decimals: LN_1 removes each row's scale but eps",
     expected="unchanged",
     options=("unchanged", "sharper", "flatter"),
     mistakes={"sharper": "ln_scale_invariance", "flatter": "ln_scale_invariance"},
@@ -155,7 +156,8 @@ BLOCK_FIX_RESIDUAL = Exercise(
     "    X_norm = attnlib.layer_norm(X)  # (n, d_model)\n"
     "    H = X + attnlib.multi_head_attention(X_norm, X_norm, W_Q, W_K, W_V, W_O, n_heads)[0]\n"
     "    return H + attnlib.mlp(attnlib.layer_norm(H), W_1, b_1, W_2, b_2)  # (n, d_model)",
-    cases=_block_cases(),
+    # the last case has a row whose scores spread past 709 (see widened)
+    cases=[*_block_cases(), widened(_block_cases()[1], 1, 60)],
     reference=lambda X, W_Q, W_K, W_V, W_O, W_1, b_1, W_2, b_2, n_heads: transformer_block(
         X, W_Q, W_K, W_V, W_O, W_1, b_1, W_2, b_2, n_heads
     )[0],

@@ -14,6 +14,7 @@ from ..core import attention, softmax
 from ..grad import attention_backward, softmax_jacobian
 from ..masks import causal_mask
 from ..selfcheck.exercise import Exercise
+from . import widened
 
 # ---- grad_jacobian_by_hand ------------------------------------------------------------------
 P_HAND = np.array([0.5, 0.25, 0.25])
@@ -124,7 +125,8 @@ GRAD_FIX_BACKWARD = Exercise(
     "    dQ = dS @ K / np.sqrt(d_k)  # (n_q, d_k)\n"
     "    dK = dS.T @ Q / np.sqrt(d_k)  # (n_k, d_k)\n"
     "    return dQ, dK, dV",
-    cases=BACKWARD_CASES,
+    # the last case has a row whose scores spread past 709 (see widened)
+    cases=[*BACKWARD_CASES, widened(BACKWARD_CASES[0], 0, 400)],
     reference=attention_backward,
     mistakes=[
         (code, _variant(code))
@@ -193,7 +195,11 @@ GRAD_MASKED_BACKWARD = Exercise(
     "    dQ = dS @ K / np.sqrt(d_k)  # (n_q, d_k)\n"
     "    dK = dS.T @ Q / np.sqrt(d_k)  # (n_k, d_k)\n"
     "    return dQ, dK, dV",
-    cases=MASKED_BACKWARD_CASES,
+    # the last case has a row whose scores spread past 709 (see widened)
+    cases=[
+        *MASKED_BACKWARD_CASES,
+        widened(MASKED_BACKWARD_CASES[0], 0, 1000),
+    ],
     reference=masked_backward,
     mistakes=[
         ("mask_ignored", _masked_variant(lambda S, mask: softmax(S))),

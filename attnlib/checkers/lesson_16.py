@@ -13,6 +13,7 @@ from .. import example as ex
 from ..core import attention, softmax
 from ..grad import attention_backward, self_attention_backward, softmax_jacobian
 from ..selfcheck.exercise import Exercise
+from . import widened
 
 # ---- dw_by_hand -------------------------------------------------------------------------------
 X_HAND = np.array([[1.0, 0.0], [2.0, 1.0], [0.0, 3.0]])  # (n, d_model) = (3, 2)
@@ -74,7 +75,8 @@ SELF_ATTENTION_GRADS = Exercise(
     "    dQ, dK, dV = attnlib.attention_backward(X @ W_Q, X @ W_K, X @ W_V, dOutput)\n"
     "    dX = dQ @ W_Q.T + dK @ W_K.T + dV @ W_V.T  # three paths, each (n, d_model)\n"
     "    return dX, X.T @ dQ, X.T @ dK, X.T @ dV  # dW: (d_model, d_k or d_v)",
-    cases=GRADS_CASES,
+    # the last case has a row whose scores spread past 709 (see widened)
+    cases=[*GRADS_CASES, widened(GRADS_CASES[2], 1, 80)],
     reference=self_attention_backward,
     mistakes=[
         ("dx_missing_path", _grads_variant("V only")),
@@ -153,7 +155,8 @@ FIX_TRAIN_STEP = Exercise(
     "        X, W_Q, W_K, W_V, dOutput, dWeights=dWeights\n"
     "    )\n"
     "    return W_Q - learning_rate * dW_Q, W_K - learning_rate * dW_K",
-    cases=STEP_CASES,
+    # the last case has a row whose scores spread past 709 (see widened)
+    cases=[*STEP_CASES, widened(STEP_CASES[1], 1, 200)],
     reference=_train_step,
     mistakes=[("gradient_ascent", _ascent_step)],
     arg_names=("X", "W_Q", "W_K", "W_V", "learning_rate"),

@@ -10,7 +10,7 @@ diagonal). Expected answers come from ``attnlib.core``, ``attnlib.masks`` and nu
 import numpy as np
 
 from .. import example as ex
-from ..core import attention
+from ..core import attention, attention_weights, softmax
 from ..masks import causal_mask
 from ..selfcheck.exercise import Exercise
 
@@ -117,7 +117,26 @@ def causal_attention(Q, K, V, block_size, flipped=False):
     return attention(Q, K, V, mask=mask.T if flipped else mask)[0]
 
 
-def _tiled(Q, K, V, block_size, mask_inside=True, rescale_l=True, rescale_a=True, root=True):
+def visible_prefix_attention(Q, K, V, block_size):
+    """The reference: query i reads keys 0..i and their values, and nothing after them.
+
+    Equal to full attention under the causal mask for finite inputs; where a value row
+    holds nan, only the queries that may see that key get nan (a weight of 0 times nan is
+    still nan, so a function that reads a hidden block spreads it to earlier queries).
+    """
+    d_k = Q.shape[-1]
+    rows = [softmax(Q[i] @ K[: i + 1].T / np.sqrt(d_k)) @ V[: i + 1] for i in range(len(Q))]
+    return np.array(rows)  # (n, d_v)
+
+
+def _full_masked(Q, K, V, block_size):
+    """Every score computed, the hidden ones masked: right, but reads every block."""
+    return attention_weights(Q, K, mask=causal_mask(Q.shape[0], K.shape[0])) @ V
+
+
+def _tiled(
+    Q, K, V, block_size, mask_inside=True, rescale_l=True, rescale_a=True, root=True, skip=True
+):
     """Causal blocked attention in square tiles, with switches that make each named mistake."""
     n, d_k = Q.shape
     output = np.zeros((n, V.shape[1]))
@@ -127,7 +146,8 @@ def _tiled(Q, K, V, block_size, mask_inside=True, rescale_l=True, rescale_a=True
         m = np.full((len(Q_b), 1), -np.inf)
         l_sum = np.zeros((len(Q_b), 1))
         a_sum = np.zeros((len(Q_b), V.shape[1]))
-        for k_start in range(0, q_start + len(Q_b), block_size):  # up to the diagonal tile
+        last = q_start + len(Q_b) if skip else n  # up to the diagonal tile, or every block
+        for k_start in range(0, last, block_size):
             S_b = Q_b @ K[k_start : k_start + block_size].T  # (b_q, b_k)
             S_b = S_b / np.sqrt(d_k) if root else S_b
             cols = np.arange(k_start, k_start + S_b.shape[1])[None, :]  # (1, b_k)
@@ -151,6 +171,10 @@ BLOCKED_CAUSAL_CASES = [
     (_Q73, _K73, _V72, 3),  # n = 7 = 3 + 3 + 1: a short last tile
     (ex.Q, ex.K, ex.V, 2),  # the worked example: birds, eat | seeds
     (_Q64 * 40, _K64 * 40, _V63, 4),  # scores up to about 2e3: exp overflows without the max
+    # value row 2, the first key of the second block, is nan: queries 0 and 1 may not see key
+    # 2, so a function that skips their hidden block keeps their rows finite; one that reads
+    # it (even masked: 0 * nan is nan) does not
+    (_Q64, _K64, np.where(np.arange(6)[:, None] == 2, np.nan, _V63), 2),
 ]
 
 
@@ -188,9 +212,11 @@ BLOCKED_CAUSAL = Exercise(
     "        output[q_start : q_start + len(Q_b)] = a_sum / l_sum\n"
     "    return output",
     cases=BLOCKED_CAUSAL_CASES,
-    reference=causal_attention,
+    reference=visible_prefix_attention,
     mistakes=[
         ("overflow", None),  # inf or nan on large scores, whatever else went wrong
+        ("blocks_not_skipped", _full_masked),
+        ("blocks_not_skipped", lambda *args: _tiled(*args, skip=False)),
         ("mask_ignored", lambda Q, K, V, b: attention(Q, K, V)[0]),
         ("diagonal_block_unmasked", lambda *args: _tiled(*args, mask_inside=False)),
         ("causal_sees_future", lambda Q, K, V, b: causal_attention(Q, K, V, b, flipped=True)),

@@ -13,6 +13,7 @@ import numpy as np
 from .. import example as ex
 from ..core import attention, softmax
 from ..selfcheck.exercise import Exercise
+from . import widened
 
 # ---- fp16_limits: float16's largest number and the score where exp overflows ---------------
 FP16_MAX = float(np.finfo(np.float16).max)
@@ -81,7 +82,8 @@ SOFTMAX_HALF = Exercise(
     "    z = x.astype(np.float32)  # compute in float32\n"
     "    E = np.exp(z - z.max(axis=-1, keepdims=True))  # (..., n_k), every entry in (0, 1]\n"
     "    return (E / E.sum(axis=-1, keepdims=True)).astype(np.float16)  # rounded once",
-    cases=SOFTMAX_HALF_CASES,
+    # the last case has a row whose scores spread past 709 (see widened)
+    cases=[*SOFTMAX_HALF_CASES, widened(SOFTMAX_HALF_CASES[1], 0, 60)],
     reference=lambda x: softmax(x),  # attnlib: float16 in, float16 out, computed in float32
     mistakes=[
         ("wrong_axis", lambda x: _softmax_in(x, np.float32, axis=0)),
@@ -90,6 +92,7 @@ SOFTMAX_HALF = Exercise(
     ],
     decimals=3,
     arg_names=("x",),
+    dtype="float16",  # float16 out: a float32 or float64 result is wrong
 )
 
 
@@ -139,6 +142,9 @@ ATTENTION_HALF_CASES = [
     (_Q_DOC, _K_DOC, _V_DOC),  # the worked example in float16
     (_Q34, _K54, _V52),  # n_q = 3, n_k = 5, d_k = 4, d_v = 2
     (100 * _Q_DOC, 100 * _K_DOC, _V_DOC),  # scores up to 90000, past float16's 65504
+    # scaled scores up to 143000: still past 65504 after dividing by sqrt(d_k), so a "fix"
+    # that scales first but stays in float16 overflows too
+    (150 * _Q_DOC, 150 * _K_DOC, _V_DOC),
 ]
 
 
@@ -167,6 +173,7 @@ ATTENTION_HALF_FIX = Exercise(
     ],
     decimals=2,
     arg_names=("Q", "K", "V"),
+    dtype="float16",  # float16 out: a float32 or float64 result is wrong
 )
 
 

@@ -14,6 +14,7 @@ import numpy as np
 from ..core import attention
 from ..masks import causal_mask
 from ..selfcheck.exercise import Exercise
+from . import widened
 
 # ---- is_causal_mask: PyTorch's is_causal for two queries and four keys ----------------------
 IS_CAUSAL = causal_mask(2, 4)  # top-left, what is_causal=True builds
@@ -81,7 +82,8 @@ ATTENTION_LIKE_TORCH = Exercise(
     "        return attnlib.attention(Q, K, V)[0]  # SDPA's default is attnlib's 1 / sqrt(d_k)\n"
     "    d_k = Q.shape[-1]\n"
     "    return attnlib.attention(Q * (scale * np.sqrt(d_k)), K, V)[0]",
-    cases=LIKE_TORCH_CASES,
+    # the last case has a row whose scores spread past 709 (see widened)
+    cases=[*LIKE_TORCH_CASES, widened(LIKE_TORCH_CASES[3], 0, 500)],
     reference=_like_torch,
     mistakes=[
         ("scale_divides", lambda Q, K, V, s: _like_torch(Q, K, V, s, divides=True)),
@@ -159,7 +161,8 @@ BNHD_FIX = Exercise(
     "    Q, K, V = (M.swapaxes(1, 2) for M in (Q, K, V))  # (batch, heads, n, d)\n"
     "    output, _ = attnlib.attention(Q, K, V)  # (batch, heads, n_q, d_v)\n"
     "    return output.swapaxes(1, 2)  # (batch, n_q, heads, d_v)",
-    cases=BNHD_CASES,
+    # the last case has a row whose scores spread past 709 (see widened)
+    cases=[*BNHD_CASES, widened(BNHD_CASES[1], 0, 250)],
     reference=_bnhd,
     mistakes=[
         ("v_not_swapped", lambda Q, K, V: _bnhd(Q, K, V, swap_v=False)),

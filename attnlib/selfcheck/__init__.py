@@ -4,18 +4,20 @@ In a notebook::
 
     from attnlib.selfcheck import check, hint, solution
 
-    check("scores", S)      # prints one line, returns a Feedback
-    hint("scores")          # one more hint per call
-    solution("scores")      # the reference answer
+    check("x_matrix", X)    # prints one line, returns a Feedback
+    hint("x_matrix")        # one more hint per call
+    solution("x_matrix")    # the reference answer
 
 ``check`` prints exactly one line of fixed wording and returns a
 :class:`Feedback` (``.passed``, ``.mistake``, ``.message``, ``.status``)::
 
-    ✓ scores: correct.
-    ✗ scores: wrong (transposed): <a hint that names the idea>
-    ✗ scores: wrong: entry [0, 1] is 6, expected 9.
+    ✓ x_matrix: correct.
+    ✗ x_matrix: wrong (tokens_as_columns): <a hint that names the idea>
+    ✗ x_matrix: wrong: X: row 2, column 2 differs. Hint: <the first hint>
     ✗ softmax: error: your function raised ZeroDivisionError: division by zero ...
-    … scores: not attempted yet
+    … x_matrix: not attempted yet
+
+A wrong answer says where it differs, never what the answer is: ``solution`` shows that.
 
 It never lets a traceback out. The answer is turned into data first
 (:mod:`~attnlib.selfcheck.wire`: numbers, arrays, strings, tuples; a masked array or an

@@ -2,15 +2,17 @@
 
 Wording (fixed; ``attnlib check`` and the tests read it)::
 
-    ✓ scores: correct.
-    ✗ scores: wrong (transposed): <the hint that names the idea>
-    ✗ scores: wrong: entry [0, 1] is 6, expected 9.
+    ✓ x_matrix: correct.
+    ✗ x_matrix: wrong (tokens_as_columns): <the hint that names the idea>
+    ✗ x_matrix: wrong: X: row 2, column 2 differs. Hint: <the exercise's first hint>
     ✗ softmax: error: your function raised ZeroDivisionError: division by zero ...
-    … scores: not attempted yet
+    … x_matrix: not attempted yet
+
+A wrong line says where the answer differs, never the expected value.
 
 >>> from attnlib.selfcheck.judge import passed
->>> line("scores", passed())
-'✓ scores: correct.'
+>>> line("x_matrix", passed())
+'✓ x_matrix: correct.'
 """
 
 from dataclasses import dataclass, field

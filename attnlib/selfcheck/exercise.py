@@ -9,7 +9,7 @@ and every mistake's value are computed with ``attnlib`` (never typed in)::
         id="scores",
         lesson="03_scoring",                   # the notebook stem
         kind="value",                          # value | tuple | choice | function
-        answer="S",                            # the check cell is check("scores", S)
+        answer="S",                            # the check cell passes S
         hints=("Entry [i, j] is query i . key j.", "S = Q @ K.T"),
         solution="S = Q @ K.T",                # or a function returning the text
         expected=ex.S,
@@ -40,6 +40,7 @@ from .run import expression_function
 
 KINDS = ("value", "tuple", "choice", "function", "proof")
 _CALLED = ("function", "proof")  # answers judged by their results on the cases
+_JUDGED = ("passed", "wrong")  # statuses a dtype rule may overrule
 
 
 def _pairs(mistakes):
@@ -100,6 +101,10 @@ class Exercise:
     rule : callable, optional
         ``rule(answer) -> Verdict`` for an exercise that no comparison above fits (value:
         the answer; proof: the records of its values at the cases).
+    dtype : str, optional
+        value, function: the exercise is about this precision (``"float16"``): the answer,
+        or every array the function returns, must be a numpy array of this dtype. A right
+        number in a wider type is wrong here (it may hide the overflow the lesson is about).
     """
 
     id: str
@@ -119,6 +124,7 @@ class Exercise:
     arg_names: tuple | None = None
     result_names: tuple | None = None
     rule: Callable | None = None
+    dtype: str | None = None
 
     def __post_init__(self):
         where = f"Exercise {self.id!r}"
@@ -156,7 +162,20 @@ class Exercise:
         return self.solution() if callable(self.solution) else self.solution
 
     def verdict(self, answer):
-        """The :class:`~attnlib.selfcheck.judge.Verdict` for an answer that is data."""
+        """The :class:`~attnlib.selfcheck.judge.Verdict` for an answer that is data.
+
+        A wrong answer that no named mistake explains says where it differs and adds the
+        first hint; it never shows the expected value (``solution()`` does, on request).
+        """
+        verdict = self._verdict(answer)
+        if self.dtype is not None and verdict.mistake is None and verdict.status in _JUDGED:
+            verdict = self._dtype_verdict(answer) or verdict
+        if verdict.status == "wrong" and verdict.mistake is None:
+            hint = f"Hint: {self.hints[0]}"
+            return judge.Verdict("wrong", None, f"{verdict.detail} {hint}".strip())
+        return verdict
+
+    def _verdict(self, answer):
         if self.kind not in _CALLED and judge.is_placeholder(answer):
             return judge.not_attempted()
         if self.kind == "proof":  # the same comparison as a function's, worded for a formula
@@ -182,6 +201,26 @@ class Exercise:
             self.arg_names,
             self.result_names,
         )
+
+    def _dtype_verdict(self, answer):
+        """A wrong Verdict when the answer (or a function's result) is not of ``dtype``."""
+        if self.kind not in _CALLED:
+            return (
+                None
+                if judge.is_placeholder(answer)
+                else judge.check_dtype(answer, self.dtype, self.name)
+            )
+        if not isinstance(answer, (list, tuple)):
+            return None
+        for entry, args in zip(answer, self.cases, strict=False):
+            if isinstance(entry, dict) and "ok" in entry and entry["ok"] is not None:
+                result = entry["ok"]
+                for item in result if isinstance(result, tuple) else (result,):
+                    verdict = judge.check_dtype(item, self.dtype, "your function's result")
+                    if verdict is not None:
+                        on = judge._shapes(args, self.arg_names)
+                        return judge.wrong(f"{verdict.detail[:-1]} (on inputs {on}).")
+        return None
 
     def _proof_verdict(self, records):
         """A proof's records against the expected expression at the same points."""

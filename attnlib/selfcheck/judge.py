@@ -75,13 +75,6 @@ def is_placeholder_item(answer):
     return False
 
 
-def _num(value):
-    value = float(value) + 0.0
-    if value.is_integer() and abs(value) < 1e15:
-        return str(int(value))
-    return f"{value:.4g}"
-
-
 def _pairs(mistakes):
     """Mistakes as (code, value) pairs: a dict, or a list of pairs when one code has
     several forms (e.g. ``[("transposed", S.T), ("transposed", A.T)]``)."""
@@ -118,6 +111,28 @@ def as_numbers(answer, name="your answer"):
     return arr
 
 
+def check_dtype(answer, dtype, name="your answer"):
+    """A wrong Verdict when ``answer`` is not a numpy array of ``dtype``, else None.
+
+    For exercises about a precision: the dtype travels with the answer (see
+    :mod:`attnlib.selfcheck.wire`), so a computation in a wider type that hides an
+    overflow, or a result handed back in the wrong type, is seen.
+
+    >>> check_dtype(np.zeros(2, np.float16), "float16") is None
+    True
+    >>> check_dtype(np.zeros(2), "float16", "weights16").detail
+    'weights16 has dtype float64; this exercise is about float16, so it must be a float16 array.'
+    """
+    if isinstance(answer, np.ndarray) and answer.dtype.name == dtype:
+        return None
+    kind = f"dtype {answer.dtype.name}" if isinstance(answer, np.ndarray) else "no dtype"
+    if not isinstance(answer, np.ndarray):
+        kind += f" (it is {_describe(answer)})"
+    return wrong(
+        f"{name} has {kind}; this exercise is about {dtype}, so it must be a {dtype} array."
+    )
+
+
 def _close(got, want, decimals):
     """Elementwise closeness; ``decimals`` accepts answers rounded by hand."""
     with np.errstate(all="ignore"):
@@ -129,13 +144,30 @@ def _close(got, want, decimals):
     return near | (got == want) | (np.isnan(got) & np.isnan(want))
 
 
+def where(index):
+    """Name an entry the way a learner reads a grid: ``row 1, column 2``.
+
+    >>> where(()), where((3,)), where((1, 2)), where((0, 1, 2))
+    ('the value', 'entry 3', 'row 1, column 2', 'entry [0, 1, 2]')
+    """
+    if not index:
+        return "the value"
+    if len(index) == 1:
+        return f"entry {index[0]}"
+    if len(index) == 2:
+        return f"row {index[0]}, column {index[1]}"
+    return f"entry {list(index)}"
+
+
 def _first_difference(got, want, decimals, name):
-    """Say where ``got`` first differs from ``want`` (same shapes)."""
+    """Say where ``got`` first differs from ``want`` (same shapes), never what it should be:
+    the expected value is the answer, which ``solution()`` shows on request."""
     bad = ~_close(got, want, decimals)
     index = tuple(int(i) for i in np.argwhere(bad)[0])
-    places = "" if decimals is None else f" (to {decimals} decimals)"
-    where = f"entry {list(index)}" if index else "the value"
-    return f"{name}: {where} is {_num(got[index])}, expected {_num(want[index])}{places}."
+    places = "" if decimals is None else f" (compared to {decimals} decimal{'s' * (decimals != 1)})"
+    if not index:
+        return f"{name} differs{places}."
+    return f"{name}: {where(index)} differs{places}."
 
 
 def _matches(got, want, decimals):
@@ -181,7 +213,7 @@ def check_array(answer, expected, mistakes=None, decimals=None, name="your answe
         index = tuple(int(i) for i in np.argwhere(~np.isfinite(got))[0])
         if "overflow" in dict(pairs) and np.isfinite(expected).all():
             return wrong("", mistake="overflow")
-        return wrong(f"{name}: entry {list(index)} is {got[index]}, expected a finite number.")
+        return wrong(f"{name}: {where(index)} is {got[index]}, expected a finite number.")
     return wrong(_first_difference(got, expected, decimals, name))
 
 

@@ -55,6 +55,11 @@ MISTAKES = {
         "in the double loop, i picks the query and j picks the key: the sum needs Q[i, m] * "
         "K[j, m]."
     ),
+    "vectorised_shortcut": (
+        "this exercise repairs the loop: S[i, j] is the sum over m of Q[i, m] * K[j, m], added "
+        "one product at a time. (On 0/1 features a score counts the shared features, and "
+        "numpy's @ on two bool arrays gives True or False instead, so the check can tell.)"
+    ),
     "scores_not_linear": (
         "a score is a sum of products q_m k_m: doubling every k_m doubles the sum."
     ),
@@ -182,12 +187,18 @@ MISTAKES = {
         "weights sum to 1."
     ),
     "psd_not_sum_of_squares": (
-        "that equals v^T J v, but nothing shows it is >= 0: write it as a p-weighted sum of "
-        "squares, sum_i p_i (v_i - m)^2 with m = sum_j p_j v_j, where no term can be negative."
+        "that equals v^T J v, but nothing in it shows that it is >= 0: rewrite it as a sum in"
+        " which no term can be negative, each a weight that is >= 0 times a square."
     ),
     "psd_unweighted_mean": (
-        "the squares are centred on the plain mean of v: v^T J v is a variance under the "
-        "weights p, so centre on the p-weighted mean m = sum_j p_j v_j."
+        "the squares are centred on the plain mean of v: that sum is not v^T J v. Centre them "
+        "on the average that the weights p make instead."
+    ),
+    "sign_forced": (
+        "that forces the sign instead of showing it: Abs, Max, Piecewise, sign, Heaviside or "
+        "re/im make any expression look >= 0 (your answer is not v^T J v where a weight is "
+        "negative, as a formula made only of sums and products would be). Use sums, products "
+        "and squares only."
     ),
     "finite_fill": (
         "-1e9 is a large but finite number: in a row where every key is hidden every score is "
@@ -201,6 +212,12 @@ MISTAKES = {
     "tied_scores_keep_gradient": (
         "two tied top scores stay tied when every score is multiplied: the weights go to "
         "(1/2, 1/2, 0), not to one weight of 1, and p_i (1 - p_i) = 1/4 stays."
+    ),
+    "blocks_not_skipped": (
+        "a key block that the causal mask hides from a whole tile of queries was read: this "
+        "input puts nan in the value of one key, which only queries at or after it may see, "
+        "and the nan reached earlier queries (a weight of 0 times nan is still nan). Loop "
+        "over the key blocks up to the tile's diagonal only."
     ),
     "diagonal_block_unmasked": (
         "only whole blocks of future keys were left out: the block that holds the diagonal "
@@ -258,7 +275,8 @@ MISTAKES = {
     ),
     "ln_scale_invariance": (
         "layer norm divides each row by its own spread, so a row 10 times larger comes out "
-        "the same: the attention after it sees the same rows and gives the same weights."
+        "the same (all but the tiny eps inside the root, far below 3 decimals): the attention "
+        "after it sees the same rows and gives the same weights."
     ),
     "residual_from_norm": (
         "the residual adds the branch's result to the block's input X, not to LN(X): the "

@@ -11,8 +11,12 @@ The format (every JSON value below, nested freely)::
     null, true, false, 3, 2.5, "text"          themselves
     {"float": "nan"} / "inf" / "-inf"          a non-finite float
     {"array": [...], "dtype": "float64", "shape": [3, 2]}
-                                               a numpy array (dtype float64, int64 or bool;
-                                               non-finite entries written "nan", "inf", "-inf")
+                                               a numpy array (dtype float64, float32,
+                                               float16, int64 or bool; float entries written
+                                               as float64 numbers, which hold float32 and
+                                               float16 exactly, non-finite ones "nan", "inf",
+                                               "-inf"; the dtype travels, so an exercise about
+                                               half precision can judge it)
     {"tuple": [...]}, [...]                    a tuple, a list
     {"dict": {"key": ...}}                     a dict with string keys (function inputs)
     {"ellipsis": true}                         ``...``, the placeholder: not attempted
@@ -34,6 +38,7 @@ import numpy as np
 __all__ = ["encode", "decode", "to_data", "Refused"]
 
 _DTYPES = {"b": "bool", "i": "int64", "u": "int64", "f": "float64"}
+_FLOATS = ("float64", "float32", "float16")  # narrower floats keep their dtype
 _NONFINITE = {"nan": math.nan, "inf": math.inf, "-inf": -math.inf}
 _MAX_DEPTH = 32
 
@@ -93,9 +98,9 @@ def _array(arr):
         kind = "f"
     if kind not in _DTYPES:
         return Refused(f"your answer is an array of {arr.dtype}; this exercise wants numbers.")
-    dtype = _DTYPES[kind]
+    dtype = arr.dtype.name if arr.dtype.name in _FLOATS else _DTYPES[kind]
     arr = np.asarray(arr, dtype=dtype)
-    flat = [_entry(float(x)) for x in arr.ravel()] if dtype == "float64" else arr.ravel().tolist()
+    flat = [_entry(float(x)) for x in arr.ravel()] if dtype in _FLOATS else arr.ravel().tolist()
     return {"array": flat, "dtype": dtype, "shape": list(arr.shape)}
 
 
@@ -113,7 +118,9 @@ def to_data(value, _depth=0):
     if isinstance(value, np.generic):
         if isinstance(value, np.bool_):
             return bool(value)
-        return _array(np.asarray(value)) if value.dtype.kind in "cO" else _scalar(value)
+        if value.dtype.kind in "cO" or value.dtype.name in ("float32", "float16"):
+            return _array(np.asarray(value))  # a narrow float keeps its dtype: a 0-d array
+        return _scalar(value)
     if isinstance(value, numbers.Integral):
         return int(value)
     if isinstance(value, numbers.Real):
@@ -158,15 +165,15 @@ def _from_array(obj):
     if set(obj) != {"array", "dtype", "shape"}:
         _fail(f"an array record has keys {sorted(obj)}, expected array, dtype, shape.")
     dtype, shape, flat = obj["dtype"], obj["shape"], obj["array"]
-    if dtype not in ("float64", "int64", "bool"):
-        _fail(f"dtype {dtype!r} is not float64, int64 or bool.")
+    if dtype not in (*_FLOATS, "int64", "bool"):
+        _fail(f"dtype {dtype!r} is not float64, float32, float16, int64 or bool.")
     if not isinstance(shape, list) or not all(
         isinstance(n, int) and not isinstance(n, bool) and n >= 0 for n in shape
     ):
         _fail(f"shape {shape!r} is not a list of sizes.")
     if not isinstance(flat, list) or len(flat) != math.prod(shape):
         _fail(f"an array of shape {tuple(shape)} needs {math.prod(shape)} entries.")
-    if dtype == "float64":
+    if dtype in _FLOATS:
         values = []
         for x in flat:
             if isinstance(x, str) and x in _NONFINITE:
@@ -174,7 +181,7 @@ def _from_array(obj):
             elif isinstance(x, (int, float)) and not isinstance(x, bool):
                 values.append(float(x))
             else:
-                _fail(f"float64 entry {x!r} is not a number.")
+                _fail(f"{dtype} entry {x!r} is not a number.")
     elif dtype == "int64":
         if not all(isinstance(x, int) and not isinstance(x, bool) for x in flat):
             _fail("an int64 array holds an entry that is not an integer.")
@@ -183,7 +190,8 @@ def _from_array(obj):
         if not all(isinstance(x, bool) for x in flat):
             _fail("a bool array holds an entry that is not true or false.")
         values = flat
-    arr = np.array(values, dtype=dtype).reshape(shape)
+    with np.errstate(over="ignore"):  # a number past float16's range becomes inf, as in numpy
+        arr = np.array(values, dtype=dtype).reshape(shape)
     return arr
 
 
