@@ -19,6 +19,7 @@ from pathlib import Path
 from attnlib.selfcheck.mistakes import MISTAKES
 
 from .gradebook import number
+from .notebook import NOTEBOOK
 from .points import folder_of
 
 STYLE = """
@@ -57,7 +58,7 @@ def explain(row, exercise):
         hint = exercise.hints[0] if exercise is not None else ""
         if row.get("mistake") in MISTAKES:
             return f"Wrong: {MISTAKES[row['mistake']]} Hint: {hint}"
-        return f"Wrong: the result is not the expected one. Hint: {hint}"
+        return f"Wrong: this is not the right result yet. Hint: {hint}"
     if status == "error":
         return f"Error: {row.get('message', '')}"  # the grader's or the student's own words
     return SAID.get(status, status)
@@ -101,6 +102,12 @@ def page(report, folder, registry):
                 f"teacher</td><td>{_e(said)}</td><td>{_e(exercise.written)}</td></tr>"
             )
     lines.append("</table>")
+    problems = [r for r in report["rows"] if folder_of(r) == folder and r["exercise"] == NOTEBOOK]
+    if problems:
+        lines.append("<h2>Notebooks that could not be graded whole</h2><ul>")
+        for r in problems:
+            lines.append(f"<li>{_e(Path(r['notebook']).name)}: {_e(r['message'])}</li>")
+        lines.append("</ul>")
     errors = {nb: e for nb, e in report["cell_errors"].items() if str(Path(nb).parent) == folder}
     if errors:
         lines.append("<h2>Cells that raised an error</h2><ul>")

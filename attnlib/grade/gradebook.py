@@ -125,4 +125,5 @@ def write(report, path, layout="canvas", roster=None):
     """Write the gradebook CSV (``\\r\\n`` line ends, as the csv module and spreadsheets do)."""
     out = io.StringIO()
     csv.writer(out).writerows(table(report, layout, roster))
+    Path(path).parent.mkdir(parents=True, exist_ok=True)
     Path(path).write_bytes(out.getvalue().encode("utf-8"))

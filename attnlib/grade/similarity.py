@@ -10,9 +10,9 @@ fingerprints are its runs of :data:`K` tokens.
 
 Evidence is only what is both long and rare:
 
-- an answer shorter than :data:`MIN_TOKENS` tokens counts for nothing (a one-line
-  exercise has one short right answer, and two students who both find it are not
-  alike for that);
+- an answer of one line, or shorter than :data:`MIN_TOKENS` tokens, counts for nothing
+  (a one-line exercise has one short right answer, and two students who both find it
+  are not alike for that);
 - a run of tokens that more than half the class shares (and at least 3 students) is
   common knowledge and dropped.
 
@@ -31,7 +31,8 @@ from itertools import combinations
 from pathlib import Path
 
 K = 5  # tokens per fingerprint
-MIN_TOKENS = 20  # an answer shorter than this is no evidence
+MIN_LINES = 2  # a one-line answer is no evidence, however long
+MIN_TOKENS = 20  # nor is an answer shorter than this
 MIN_SHARED = 12  # fingerprints a listed pair must share
 THRESHOLD = 0.6  # share of the smaller side's fingerprints
 KEEP = set(keyword.kwlist) | set(dir(builtins))
@@ -47,10 +48,13 @@ def normalise(code):
     ['v1', '=', 'v2', '.', 'sqrt', '(', 'v3', ')']
     """
     names, out, previous = {}, [], None
+    flat = "\n".join(line.strip() for line in code.splitlines()) + "\n"  # layout is no evidence
+    tokens = []
     try:
-        tokens = list(tokenize.generate_tokens(io.StringIO(code).readline))
-    except (tokenize.TokenError, SyntaxError, IndentationError):
-        tokens = []
+        for token in tokenize.generate_tokens(io.StringIO(flat).readline):
+            tokens.append(token)
+    except (tokenize.TokenError, SyntaxError):
+        pass  # an unclosed bracket or string: keep the tokens before it
     for token in tokens:
         if token.type in SKIP or token.type == tokenize.ENDMARKER:
             continue
@@ -59,9 +63,11 @@ def normalise(code):
             text = names.setdefault(text, f"v{len(names) + 1}")
         out.append(text)
         previous = token.string
-    if not tokens and code.strip():  # not Python: compare its words
-        out = code.split()
     return out
+
+
+def _lines(code):
+    return sum(1 for line in code.splitlines() if line.strip() and not line.strip().startswith("#"))
 
 
 def fingerprints(tokens):
@@ -87,7 +93,7 @@ def pairs(report):
         folder: {
             i: fingerprints(tokens)
             for i, code in found.items()
-            if len(tokens := normalise(code)) >= MIN_TOKENS
+            if _lines(code) >= MIN_LINES and len(tokens := normalise(code)) >= MIN_TOKENS
         }
         for folder, found in answers.items()
     }
@@ -109,7 +115,7 @@ def pairs(report):
             both = len(prints[a][i] & prints[b][i])
             shared += both
             smaller += min(len(prints[a][i]), len(prints[b][i]))
-            if both:
+            if both * 2 >= min(len(prints[a][i]), len(prints[b][i])):
                 matching.append([i, answers[a][i], answers[b][i]])
         score = shared / smaller if smaller else 0.0
         if score >= THRESHOLD and shared >= MIN_SHARED:
@@ -159,5 +165,6 @@ def page(found):
 def write(report, path):
     """Write the HTML report; return the ranked pairs."""
     found = pairs(report)
+    Path(path).parent.mkdir(parents=True, exist_ok=True)
     Path(path).write_bytes(page(found).encode("utf-8"))
     return found
