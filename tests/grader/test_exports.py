@@ -15,6 +15,7 @@ import contextlib
 import csv
 import io
 import json
+import sys
 from pathlib import Path
 
 import pytest
@@ -295,3 +296,49 @@ def test_normalise_ignores_names_layout_and_comments():
 
     assert normalise("total = x+1  # sum\n") == normalise("s  =  y + 1")
     assert normalise("a = np.sqrt(b)") != normalise("a = np.exp(b)")
+
+
+def test_the_slurm_array_scripts_shard_and_merge_to_the_single_run(graded, tmp_path):
+    import os
+    import subprocess
+
+    from .conftest import ROOT
+
+    env = dict(os.environ, CLASS=str(graded / "class"), SHARDS="3", OUT="results",
+               ATTNLIB=str(Path(sys.executable).with_name("attnlib")))  # fmt: skip
+    for i in (1, 2, 3):
+        subprocess.run(["bash", ROOT / "deploy/slurm/grade.sbatch"], cwd=tmp_path, check=True,
+                       env=env | {"SLURM_ARRAY_TASK_ID": str(i)})  # fmt: skip
+    subprocess.run(["bash", ROOT / "deploy/slurm/merge.sbatch"], cwd=tmp_path, check=True, env=env)
+    assert tree(tmp_path / "results" / "feedback") == tree(graded / "one" / "feedback")
+    for name in ("grades.csv", "similarity.html"):
+        ours = "grades.csv" if name == "grades.csv" else "similar.html"
+        assert (tmp_path / "results" / name).read_bytes() == (graded / "one" / ours).read_bytes()
+    single = run("report", "--json", graded / "all.jsonl")[1]
+    assert (tmp_path / "results" / "report.json").read_text() == single
+
+
+def test_the_kubernetes_indexed_job_runs_each_index_as_its_shard(graded, tmp_path):
+    import subprocess
+
+    import yaml
+
+    from .conftest import ROOT
+
+    job = yaml.safe_load((ROOT / "deploy/kubernetes/grade-job.yaml").read_text())
+    assert job["kind"] == "Job" and job["spec"]["completionMode"] == "Indexed"
+    container = job["spec"]["template"]["spec"]["containers"][0]
+    env = {e["name"]: e["value"] for e in container["env"]}
+    assert int(env["SHARDS"]) == job["spec"]["completions"]
+    mounts = {m["mountPath"]: m for m in container["volumeMounts"]}
+    assert mounts["/class"]["readOnly"] is True
+    script = container["args"][0]
+    script = script.replace("/class/", f"{graded / 'class'}/").replace("/parts/", f"{tmp_path}/")
+    bin_dir = str(Path(sys.executable).parent)
+    for index in (0, 1, 2):  # the pods of a 3-way job, one after the other
+        subprocess.run(["sh", "-c", script], check=True, env={
+            "PATH": bin_dir + ":/usr/bin:/bin", "JOB_COMPLETION_INDEX": str(index),
+            "SHARDS": "3", "LC_ALL": "C", "HOME": str(tmp_path)})  # fmt: skip
+    parts = sorted(tmp_path.glob("part-*.jsonl"))
+    assert [p.name for p in parts] == ["part-1.jsonl", "part-2.jsonl", "part-3.jsonl"]
+    assert run("report", "--json", *parts)[1] == run("report", "--json", graded / "all.jsonl")[1]
