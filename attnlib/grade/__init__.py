@@ -18,6 +18,13 @@ For a class: ``attnlib check handed-in/*/`` (one folder per student). The grader
 
 Statuses: passed / wrong / not attempted / missing / not reached / error. Exit codes:
 0 every exercise passed, 1 something did not, 2 the grader itself could not run.
+
+One module per job: :mod:`.notebook` and :mod:`.runner` grade one notebook;
+:mod:`.answers` keeps what a student wrote per exercise; :mod:`.shard` picks a shard
+of the class; :mod:`.report` writes and merges JSON lines; :mod:`.points`,
+:mod:`.gradebook`, :mod:`.feedback`, :mod:`.written`, :mod:`.similarity` and
+:mod:`.gradescope` are the exports, each written from the report ``--json`` prints
+(:mod:`.exports` holds their command-line options).
 """
 
 import hashlib
