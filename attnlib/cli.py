@@ -91,7 +91,9 @@ def cmd_gradescope(args):
     from .grade import gradescope
 
     try:
-        names = gradescope.build(args.out, lessons=args.lessons, points_file=args.points)
+        names = gradescope.build(
+            args.out, lessons=args.lessons, points_file=args.points, visibility=args.visibility
+        )
     except gradescope.BuildError as err:
         print(f"attnlib gradescope: {err}", file=sys.stderr)
         return 2
@@ -185,6 +187,12 @@ def build_parser():
         "exercises is one test, 0 points when the notebook is not handed in",
     )
     g.add_argument("--points", metavar="FILE", help="points file, as for attnlib check")
+    g.add_argument(
+        "--visibility",
+        choices=("hidden", "after_due_date", "after_published", "visible"),
+        default="visible",
+        help="when students see each test's result (default %(default)s)",
+    )
     g.set_defaults(func=cmd_gradescope)
     return parser
 

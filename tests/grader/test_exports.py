@@ -240,8 +240,12 @@ def test_feedback_escapes_what_a_student_controls(graded):
     folder = next(f for f in report["by_folder"] if f.endswith("bob"))
     notebook = next(iter(n for n in report["cell_errors"] if n.startswith(folder)))
     report["cell_errors"][notebook] = [[7, "ValueError: <img src=x onerror=alert(1)>"]]
+    broken = {"notebook": f"{folder}/05_softmax.ipynb", "exercise": "(notebook)",
+              "status": "error", "mistake": None, "message": "not gradable: <svg onload=x>"}  # fmt: skip
+    report["rows"].append(broken)
     page = feedback.page(report, folder, registry)
     assert "<img" not in page and "&lt;img src=x onerror=alert(1)&gt;" in page
+    assert "05_softmax.ipynb: not gradable: &lt;svg onload=x&gt;</li>" in page
 
 
 def test_written_page_collects_the_why_and_scores_come_back(graded, tmp_path):

@@ -61,6 +61,10 @@ def test_the_zip_has_setup_and_run_autograder_at_its_root_and_the_course(built, 
     assert not any(name.startswith("course/solutions/") for name in infos)
     assert config == {"lessons": ["03_scoring", "05_softmax"], "points": None,
                       "visibility": "visible"}  # fmt: skip
+    status, _, _ = run("gradescope", "build", tmp_path / "hidden.zip", "--lessons", "03_scoring",
+                       "--visibility", "after_published")  # fmt: skip
+    with zipfile.ZipFile(tmp_path / "hidden.zip") as zf:
+        assert json.loads(zf.read("config.json"))["visibility"] == "after_published"
     again = tmp_path / "again.zip"
     gradescope.build(again, lessons=["03_scoring", "05_softmax"])
     assert again.read_bytes() == built.read_bytes()  # the same inputs give the same zip
