@@ -49,8 +49,10 @@ python3 -m venv /autograder/venv
 """
 RUN = """#!/usr/bin/env bash
 # Gradescope runs this for each submission: grade /autograder/submission, write results.json.
-export ATTNLIB_TEMPLATES=/autograder/source/course/exercises
-exec /autograder/venv/bin/python -m attnlib.grade.gradescope
+# AUTOGRADER_ROOT (default /autograder) lets a test run it in a folder of its own.
+export AUTOGRADER_ROOT="${AUTOGRADER_ROOT:-/autograder}"
+export ATTNLIB_TEMPLATES="$AUTOGRADER_ROOT/source/course/exercises"
+exec "$AUTOGRADER_ROOT/venv/bin/python" -m attnlib.grade.gradescope
 """
 COURSE_FILES = ("pyproject.toml", "README.md", "LICENSE")
 

@@ -6,7 +6,10 @@ visible) and the optional ``stdout_visibility``.
 """
 
 import json
+import os
 import stat
+import subprocess
+import sys
 import zipfile
 
 import pytest
@@ -55,7 +58,7 @@ def test_the_zip_has_setup_and_run_autograder_at_its_root_and_the_course(built, 
     for name in ("setup.sh", "run_autograder"):
         assert (infos[name].external_attr >> 16) & stat.S_IXUSR, name
     assert "pip install /autograder/source/course" in setup
-    assert "exec /autograder/venv/bin/python -m attnlib.grade.gradescope" in runner
+    assert 'exec "$AUTOGRADER_ROOT/venv/bin/python" -m attnlib.grade.gradescope' in runner
     assert {"course/pyproject.toml", "course/attnlib/grade/gradescope.py",
             "course/exercises/03_scoring.ipynb"} <= set(infos)  # fmt: skip
     assert not any(name.startswith("course/solutions/") for name in infos)
@@ -91,12 +94,21 @@ def test_run_autograder_grades_the_submission_and_writes_valid_results(built, tm
     assert "5 exercises in 1 notebook" in capsys.readouterr().out  # the instructor's log
 
 
-def test_run_autograder_finds_notebooks_one_folder_down_and_survives_an_empty_one(built, tmp_path):
+def test_the_run_autograder_script_finds_notebooks_one_folder_down(built, tmp_path, monkeypatch):
     root = tmp_path / "autograder"
     gradescope.install_files(built, root)
     (root / "submission" / "my-work").mkdir(parents=True)
-    validate(gradescope.run(root))  # no notebook at all: every test 0, still valid
+    monkeypatch.setenv("AUTOGRADER_ROOT", str(root))
+    validate(gradescope.run())  # no notebook at all: every test 0, still valid
     write(root / "submission" / "my-work" / "03_scoring.ipynb", b"not json")
-    tests = validate(gradescope.run(root))
+    python = root / "venv" / "bin" / "python"  # what setup.sh would have installed
+    python.parent.mkdir(parents=True)
+    python.write_text(f'#!/bin/sh\nexec {sys.executable} "$@"\n')
+    python.chmod(0o755)
+    script = root / "source" / "run_autograder"
+    done = subprocess.run([str(script)], env={**os.environ, "AUTOGRADER_ROOT": str(root)},
+                          capture_output=True, text=True, timeout=600)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    tests = validate(json.loads((root / "results" / "results.json").read_text()))
     assert tests[-1]["name"] == "03_scoring.ipynb: the whole notebook"
     assert tests[-1]["output"].startswith("not gradable: the file is not valid JSON")
