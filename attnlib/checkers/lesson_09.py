@@ -183,7 +183,6 @@ MASK_PREDICT_FINITE_FILL = Exercise(
     expected=FILL_ANSWER,
     options=FILL_OPTIONS,
     mistakes={o: "finite_fill" for o in FILL_OPTIONS if o != FILL_ANSWER},
-    written=("Why does a row whose keys are all hidden with -1e9 end up with those weights?"),
 )
 
 

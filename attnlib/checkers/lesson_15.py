@@ -100,10 +100,6 @@ LN_PREDICT_SCALE = Exercise(
     expected="unchanged",
     options=("unchanged", "sharper", "flatter"),
     mistakes={"sharper": "ln_scale_invariance", "flatter": "ln_scale_invariance"},
-    written=(
-        "Why does multiplying every token by 10 have that effect on "
-        "the attention weights inside the block?"
-    ),
 )
 
 
