@@ -12,6 +12,8 @@ import os
 import sys
 
 from . import grade
+from .grade import exports, shard
+from .grade import report as report_data
 
 EPILOG = r"""statuses: passed, wrong (with the mistake's name), not attempted, missing (the check
 cell was removed), not reached (a timeout or a dead kernel stopped the notebook first),
@@ -38,30 +40,72 @@ def _progress(args):
         if not args.quiet:
             print(grade.progress_line(result, done, total), file=sys.stderr, flush=True)
         if args.jsonl:
-            line = {"notebook": result["notebook"], "folder": result["folder"]}
-            line |= {k: result[k] for k in ("rows", "unknown_ids", "cell_errors")}
-            print(json.dumps(line), flush=True)
+            print(json.dumps(report_data.notebook_line(result)), flush=True)
 
     return on_result
 
 
-def cmd_check(args):
-    limits = {"cell_timeout": args.timeout, "budget": args.budget, "output_cap": args.output_cap}
+def _fail(args, command, err):
+    if getattr(args, "json", False) or getattr(args, "jsonl", False):
+        print(json.dumps({"error": str(err), "all_passed": False}))
+    print(f"attnlib {command}: {err}", file=sys.stderr)
+    return 2
+
+
+def _finish(args, command, make_report):
+    """Grade or merge, add points, write the exports, print the report (shared by both)."""
+    from attnlib.selfcheck import registry
+
     try:
-        report = grade.grade(args.paths, jobs=args.jobs, limits=limits, on_result=_progress(args))
-    except grade.GraderError as err:
-        if args.json or args.jsonl:
-            print(json.dumps({"error": str(err), "all_passed": False}))
-        print(f"attnlib check: {err}", file=sys.stderr)
-        return 2
+        prepared = exports.prepare(args, registry)
+        report = make_report()
+        exports.finish(report, args, prepared, registry)
+    except (grade.GraderError, exports.ExportError, report_data.MergeError) as err:
+        return _fail(args, command, err)
     if args.json:
         print(json.dumps(report, indent=1))
-    elif args.jsonl:
-        fields = ("summary", "by_folder", "all_passed", "tampered", "limits")
-        print(json.dumps({k: report[k] for k in fields}))
+    elif getattr(args, "jsonl", False):
+        for line in report_data.closing_lines(report):
+            print(json.dumps(line))
     else:
         grade.text_report(report)
     return grade.exit_status(report)
+
+
+def cmd_check(args):
+    limits = {"cell_timeout": args.timeout, "budget": args.budget, "output_cap": args.output_cap}
+    return _finish(
+        args,
+        "check",
+        lambda: grade.grade(
+            args.paths, jobs=args.jobs, limits=limits, on_result=_progress(args), shard=args.shard
+        ),
+    )
+
+
+def cmd_report(args):
+    return _finish(args, "report", lambda: report_data.merge(args.parts))
+
+
+def cmd_gradescope(args):
+    from .grade import gradescope
+
+    try:
+        names = gradescope.build(
+            args.out, lessons=args.lessons, points_file=args.points, visibility=args.visibility
+        )
+    except gradescope.BuildError as err:
+        print(f"attnlib gradescope: {err}", file=sys.stderr)
+        return 2
+    print(f"{args.out}: {len(names)} files ({', '.join(names[:3])}, ...)")
+    return 0
+
+
+def _shard(text):
+    try:
+        return shard.parse(text)
+    except ValueError as err:
+        raise argparse.ArgumentTypeError(str(err)) from None
 
 
 def build_parser():
@@ -111,7 +155,45 @@ def build_parser():
         help="bytes of output one notebook may print (default %(default)d)",
     )
     p.add_argument("-q", "--quiet", action="store_true", help="no progress lines on stderr")
+    p.add_argument(
+        "--shard",
+        type=_shard,
+        metavar="i/N",
+        help="grade only shard i of N of the folders (sorted by name; use with --jsonl, "
+        "then merge the parts with `attnlib report`)",
+    )
+    exports.add_options(p)
     p.set_defaults(func=cmd_check)
+
+    r = sub.add_parser(
+        "report",
+        help="merge the --jsonl files of one run or of its shards into one report",
+        description="Merge JSON-lines files of `attnlib check --jsonl` (one run, or every "
+        "--shard i/N of one) into the table, JSON and exports a single run prints.",
+    )
+    r.add_argument("parts", nargs="+", help="JSON-lines files written by attnlib check --jsonl")
+    r.add_argument("--json", action="store_true", help="print the whole report as JSON")
+    exports.add_options(r)
+    r.set_defaults(func=cmd_report)
+
+    g = sub.add_parser("gradescope", help="build a Gradescope autograder zip")
+    g.add_argument("action", choices=["build"], help="build the zip")
+    g.add_argument("out", help="the zip to write, e.g. autograder.zip")
+    g.add_argument(
+        "--lessons",
+        nargs="+",
+        metavar="STEM",
+        help="the notebooks the assignment asks for (e.g. 03_scoring); each of their "
+        "exercises is one test, 0 points when the notebook is not handed in",
+    )
+    g.add_argument("--points", metavar="FILE", help="points file, as for attnlib check")
+    g.add_argument(
+        "--visibility",
+        choices=("hidden", "after_due_date", "after_published", "visible"),
+        default="visible",
+        help="when students see each test's result (default %(default)s)",
+    )
+    g.set_defaults(func=cmd_gradescope)
     return parser
 
 

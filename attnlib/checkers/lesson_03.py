@@ -91,6 +91,10 @@ DOUBLE_KEYS = Exercise(
     expected="doubled",
     options=["unchanged", "doubled", "quadrupled", "halved"],
     mistakes={"quadrupled": "scores_not_linear", "unchanged": "scores_not_linear"},
+    written=(
+        "Why does every score change that way when every key is "
+        "doubled? Answer from the sum that makes one score."
+    ),
 )
 
 

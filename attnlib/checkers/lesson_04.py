@@ -108,6 +108,10 @@ SCALING_PREDICT = Exercise(
     expected="smaller",
     options=["larger", "smaller"],
     mistakes={"larger": "score_gaps"},
+    written=(
+        "Why does dividing a row of scores by sqrt(2) change eat's "
+        "share that way? Say what happens to the gaps between the scores."
+    ),
 )
 
 

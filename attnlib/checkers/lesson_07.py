@@ -142,6 +142,9 @@ FORMULA_PREDICT_REORDER = Exercise(
     expected="same",
     options=["same", "rows reordered", "different"],
     mistakes={"rows reordered": "order_matters", "different": "order_matters"},
+    written=(
+        "Why does reordering the keys together with their values have that effect on the output?"
+    ),
 )
 
 

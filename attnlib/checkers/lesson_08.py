@@ -119,6 +119,10 @@ SQRT_PREDICT_DIVIDE_BY_D_K = Exercise(
     expected=DIVIDE_ANSWER,
     options=DIVIDE_OPTIONS,
     mistakes={o: "over_scaled" for o in DIVIDE_OPTIONS if o != DIVIDE_ANSWER},
+    written=(
+        "Why does dividing by d_k itself instead of sqrt(d_k) move the "
+        "largest weight that way? Use the variance of a scaled score."
+    ),
 )
 
 

@@ -18,6 +18,13 @@ For a class: ``attnlib check handed-in/*/`` (one folder per student). The grader
 
 Statuses: passed / wrong / not attempted / missing / not reached / error. Exit codes:
 0 every exercise passed, 1 something did not, 2 the grader itself could not run.
+
+One module per job: :mod:`.notebook` and :mod:`.runner` grade one notebook;
+:mod:`.answers` keeps what a student wrote per exercise; :mod:`.shard` picks a shard
+of the class; :mod:`.report` writes and merges JSON lines; :mod:`.points`,
+:mod:`.gradebook`, :mod:`.feedback`, :mod:`.written`, :mod:`.similarity` and
+:mod:`.gradescope` are the exports, each written from the report ``--json`` prints
+(:mod:`.exports` holds their command-line options).
 """
 
 import hashlib
@@ -28,6 +35,7 @@ import threading
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from pathlib import Path
 
+from .answers import collect as collect_answers
 from .notebook import (
     CELL_TIMEOUT,
     NOTEBOOK,
@@ -37,6 +45,8 @@ from .notebook import (
     grade_notebook,
     row,
 )
+from .shard import run_info as shard_run_info
+from .shard import select as shard_select
 
 __all__ = [
     "CELL_TIMEOUT",
@@ -189,12 +199,15 @@ def summarize(rows):
     return counts
 
 
-def grade(paths, jobs=1, limits=None, on_result=None, registry=None, verify_package=True):
+def grade(
+    paths, jobs=1, limits=None, on_result=None, registry=None, verify_package=True, shard=None
+):
     """Grade every notebook under ``paths``; return the report as a dict.
 
     ``on_result(result, done, total)`` is called as each notebook finishes (progress,
-    JSON lines); ``registry`` defaults to the course's. Raises :class:`GraderError` when
-    the grader cannot run or the installed package changed.
+    JSON lines); ``registry`` defaults to the course's; ``shard=(i, N)`` grades the
+    folders of shard ``i`` of ``N`` only (:mod:`attnlib.grade.shard`). Raises
+    :class:`GraderError` when the grader cannot run or the installed package changed.
     """
     limits = {
         "cell_timeout": CELL_TIMEOUT,
@@ -203,6 +216,8 @@ def grade(paths, jobs=1, limits=None, on_result=None, registry=None, verify_pack
         **(limits or {}),
     }
     groups = targets(paths)
+    run = shard_run_info(groups, shard)  # the whole class, for `attnlib report` to merge
+    groups = shard_select(groups, shard)
     registry = registry or _load_registry()
     from attnlib.selfcheck import wire  # noqa: F401 - imported before any kernel runs
 
@@ -228,6 +243,8 @@ def grade(paths, jobs=1, limits=None, on_result=None, registry=None, verify_pack
             result = {"notebook": str(path), "unknown_ids": [], "cell_errors": []}
             result["rows"] = [row(path, NOTEBOOK, "error", message=reason[:300])]
         result["folder"] = folder
+        exercise_ids = [ex.id for ex in registry.for_notebook(Path(path).stem)]
+        result["answers"] = collect_answers(Path(path).stem, data, exercise_ids)
         sweep(known)
         if verify_package:
             changed = changed_files(before, package_files())
@@ -258,10 +275,10 @@ def grade(paths, jobs=1, limits=None, on_result=None, registry=None, verify_pack
             "and grade untrusted work in a container (see the README)."
         )
     ordered = [results[item] for item in notebooks if item in results]
-    return build_report(groups, ordered, tampered, limits)
+    return build_report(groups, ordered, tampered, limits, run)
 
 
-def build_report(groups, results, tampered, limits):
+def build_report(groups, results, tampered, limits, run=None):
     """The whole report: rows, a summary per folder and for the class, and notes."""
     rows = [r for result in results for r in result["rows"]]
     by_folder = {}
@@ -284,6 +301,8 @@ def build_report(groups, results, tampered, limits):
         "cell_errors": {r["notebook"]: r["cell_errors"] for r in results if r["cell_errors"]},
         "tampered": tampered,
         "limits": {k: limits[k] for k in ("cell_timeout", "budget", "output_cap")},
+        "answers": {r["notebook"]: r["answers"] for r in results if r.get("answers")},
+        "run": run,
     }
 
 

@@ -14,6 +14,7 @@ and every mistake's value are computed with ``attnlib`` (never typed in)::
         solution="S = Q @ K.T",                # or a function returning the text
         expected=ex.S,
         mistakes={"transposed": ex.S.T},       # code -> value, tried in order
+        points=1,                              # what it is worth in a gradebook
     )
 
 A function exercise gives ``cases`` (the inputs), ``reference`` (computes the expected
@@ -22,7 +23,16 @@ of pairs when one code has several forms). A proof exercise asks for a sympy exp
 (a step of a derivation): ``expected`` and each mistake are sympy expressions, ``arg_names``
 name their symbols and ``cases`` are the points, chosen here, where the learner's kernel
 evaluates the answer (:func:`~attnlib.selfcheck.run.expression_function`); only the
-numbers reach the judge, which compares them as for a function. ``judge`` compares an
+numbers reach the judge, which compares them as for a function.
+
+For a class (``attnlib check --gradebook``), an exercise is worth ``points`` (default 1).
+A passed exercise earns them all and any other status none, unless the exercise says it
+has ``parts``: then a tuple earns the fraction of its items that are right, a function
+the fraction of its cases it gets right (:meth:`Exercise.credit`). A value or choice
+has no parts: one wrong entry of a matrix is a wrong matrix. ``written`` marks an
+exercise that also asks *why*: the text is the question a teacher grades by hand (worth
+``written_points``), and the grader collects the student's own words under the check
+cell (:mod:`attnlib.grade.answers`). ``judge`` compares an
 answer that is data (see :mod:`attnlib.selfcheck.wire`), or the per-input records of a
 function or proof answer (see :mod:`attnlib.selfcheck.run`); it never calls learner code
 and never raises.
@@ -105,6 +115,14 @@ class Exercise:
         value, function: the exercise is about this precision (``"float16"``): the answer,
         or every array the function returns, must be a numpy array of this dtype. A right
         number in a wider type is wrong here (it may hide the overflow the lesson is about).
+    points : int or float
+        What a pass is worth in a gradebook (default 1; an instructor's file can override).
+    parts : bool
+        tuple or function only: partial credit, the fraction of items or cases right.
+    written : str
+        The "why" question a teacher grades by hand from the student's words ("" for none).
+    written_points : int or float
+        What the written answer is worth (default 1).
     """
 
     id: str
@@ -125,6 +143,10 @@ class Exercise:
     result_names: tuple | None = None
     rule: Callable | None = None
     dtype: str | None = None
+    points: float = 1
+    parts: bool = False
+    written: str = ""
+    written_points: float = 1
 
     def __post_init__(self):
         where = f"Exercise {self.id!r}"
@@ -156,6 +178,54 @@ class Exercise:
             raise ValueError(
                 f"{where}: a proof exercise needs cases, an expected expression and arg_names."
             )
+
+        for field_name in ("points", "written_points"):
+            value = getattr(self, field_name)
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not value >= 0:
+                raise ValueError(f"{where}: {field_name} must be a number >= 0, got {value!r}.")
+        if self.parts and self.kind not in ("tuple", "function"):
+            raise ValueError(
+                f"{where}: only a tuple or a function exercise has parts, not a {self.kind}."
+            )
+        if not isinstance(self.written, str):
+            raise ValueError(
+                f"{where}: written must be the question as text, got {self.written!r}."
+            )
+
+    def credit(self, answer):
+        """The fraction of this exercise an answer earns, from 0 to 1.
+
+        1 for a pass and 0 otherwise, unless the exercise has ``parts``: then a tuple
+        earns the share of its items that are right and a function the share of its
+        cases it gets right. Judged in the grader's process from data, as :meth:`judge`.
+
+        >>> Exercise("pair", "00_demo", "tuple", "(a, b)", ("h",), "", expected=(1.0, 2.0),
+        ...          parts=True).credit((1.0, 5.0))
+        0.5
+        """
+        try:
+            if self.verdict(answer).status == "passed":
+                return 1.0
+            if not self.parts or judge.is_placeholder(answer):
+                return 0.0
+            if self.kind == "tuple":
+                if not isinstance(answer, (tuple, list)) or len(answer) != len(self.expected):
+                    return 0.0
+                right = [
+                    judge.check_array(item, want, None, self.decimals).status == "passed"
+                    for item, want in zip(answer, self.expected, strict=True)
+                ]
+            else:
+                if not isinstance(answer, (tuple, list)) or len(answer) != len(self.cases):
+                    return 0.0
+                right = [
+                    judge.check_function([record], [args], self.reference, (), self.decimals).status
+                    == "passed"
+                    for record, args in zip(answer, self.cases, strict=True)
+                ]
+            return sum(right) / len(right)
+        except Exception:  # never blame the learner for the course's own failure
+            return 0.0
 
     def solution_text(self):
         """The reference answer as ``solution(id)`` prints it."""
