@@ -100,6 +100,7 @@ FILL_ANSWER = (
 
 MASK_PREDICT_FINITE_FILL = Exercise(
     id="mask_predict_finite_fill",
+    written=("Why does a row whose keys are all hidden with -1e9 end up with those weights?"),
     lesson="10_masks_in_practice",
     kind="choice",
     answer="prediction",

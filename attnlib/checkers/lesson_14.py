@@ -90,6 +90,10 @@ LN_FUNCTION = Exercise(
 # ---- ln_predict_scale -------------------------------------------------------------------------
 LN_PREDICT_SCALE = Exercise(
     id="ln_predict_scale",
+    written=(
+        "Why does multiplying every token by 10 have that effect on the attention weights "
+        "inside the block?"
+    ),
     lesson="14_transformer_block",
     kind="choice",
     answer="prediction",
