@@ -104,6 +104,9 @@ def test_lists_ints_and_bools_are_computed_in_float64():
     np.testing.assert_array_equal(attnlib.qk_scores(flags, [[3, 0], [1, 2]]), [[3.0, 1.0]])
 
 
+LAYOUTS = ("interleaved", "half")  # apply_rotary's pairings of columns
+
+
 def every_function(dtype):
     """Each public numeric function, called on inputs of one dtype: name -> results."""
     rng = np.random.default_rng(0)
@@ -126,6 +129,7 @@ def every_function(dtype):
         "attention_backward": list(attnlib.attention_backward(Q, K, V, V[:3] * 0 + 1)),
         "online_softmax": [attnlib.online_softmax(S, block_size=2)],
         "blocked_attention": [attnlib.blocked_attention(Q, K, V, block_size=2)],
+        "apply_rotary": [attnlib.apply_rotary(K, [0, 3, 1, 7, 2], layout=lay) for lay in LAYOUTS],
         # lessons 15 and 16: the block and the gradients of the weights
         **block_and_weight_gradients(rng, dtype, X, W),
     }
@@ -150,6 +154,7 @@ def block_and_weight_gradients(rng, dtype, X, W):
 def test_every_function_is_covered_by_the_dtype_tests():
     # masks and positional encodings are built from sizes, not from float arrays
     sizes_only = {"causal_mask", "padding_mask", "additive_mask", "sinusoidal_positions"}
+    sizes_only |= {"rotary_angles"}  # angles from positions, float64 like the encodings
     numeric = set(attnlib.__all__) - {"example", "init_block", *sizes_only}
     assert set(every_function(np.float64)) == numeric
 
