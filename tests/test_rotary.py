@@ -167,3 +167,19 @@ def test_lists_and_integers_give_float64_and_inputs_are_unchanged():
 def test_errors_name_the_function_the_symbol_and_the_sizes(call, error, message):
     with pytest.raises(error, match=message):
         call()
+
+
+def test_lesson_20_figure_carries_alt_text_that_names_its_line_styles():
+    import json
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parent.parent / "notebooks" / "20_rotary_positions.ipynb"
+    images = [
+        out
+        for cell in json.loads(path.read_text(encoding="utf-8"))["cells"]
+        for out in cell.get("outputs", [])
+        if "image/png" in out.get("data", {})
+    ]
+    assert len(images) == 1  # one figure: past the longest trained position
+    alt = images[0]["metadata"]["image/png"]["alt"]
+    assert all(word in alt for word in ("solid", "dashed", "dotted", "crosses")), alt
