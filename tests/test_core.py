@@ -122,6 +122,7 @@ def every_function(dtype):
         "softmax": [attnlib.softmax(S), attnlib.softmax(S, axis=0)],
         "attention_weights": [attnlib.attention_weights(Q, K, mask=mask)],
         "attention": list(attnlib.attention(Q, K, V, mask=mask)),
+        "apply_rotary": [attnlib.apply_rotary(K, [0, 3, 1, 7, 2], layout=lay) for lay in LAYOUTS],
         "split_heads": [attnlib.split_heads(X, 2)],
         "merge_heads": [attnlib.merge_heads(attnlib.split_heads(X, 2))],
         "multi_head_attention": list(attnlib.multi_head_attention(X, X, W, W, W, W, 2)),
@@ -129,7 +130,6 @@ def every_function(dtype):
         "attention_backward": list(attnlib.attention_backward(Q, K, V, V[:3] * 0 + 1)),
         "online_softmax": [attnlib.online_softmax(S, block_size=2)],
         "blocked_attention": [attnlib.blocked_attention(Q, K, V, block_size=2)],
-        "apply_rotary": [attnlib.apply_rotary(K, [0, 3, 1, 7, 2], layout=lay) for lay in LAYOUTS],
         # lessons 15 and 16: the block and the gradients of the weights
         **block_and_weight_gradients(rng, dtype, X, W),
     }
