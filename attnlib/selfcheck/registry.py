@@ -35,7 +35,7 @@ LESSONS = (
     "16_training_an_attention_head",
     "17_precision",
     "18_checking_against_a_framework",
-    "20_rotary_positions",  # provisional number: it moves after 14 when the lessons renumber
+    "20_rotary_positions",  # provisional number: renumbering places it after order_and_positions
 )
 
 
