@@ -19,9 +19,11 @@ from .grad import (
 from .heads import merge_heads, multi_head_attention, split_heads
 from .masks import additive_mask, causal_mask, padding_mask
 from .positions import sinusoidal_positions
+from .rotary import apply_rotary, rotary_angles
 
 __all__ = [
     "additive_mask",
+    "apply_rotary",
     "attention",
     "attention_backward",
     "attention_weights",
@@ -38,6 +40,7 @@ __all__ = [
     "padding_mask",
     "project",
     "qk_scores",
+    "rotary_angles",
     "scale_scores",
     "self_attention_backward",
     "sinusoidal_positions",

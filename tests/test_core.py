@@ -104,6 +104,9 @@ def test_lists_ints_and_bools_are_computed_in_float64():
     np.testing.assert_array_equal(attnlib.qk_scores(flags, [[3, 0], [1, 2]]), [[3.0, 1.0]])
 
 
+LAYOUTS = ("interleaved", "half")  # apply_rotary's pairings of columns
+
+
 def every_function(dtype):
     """Each public numeric function, called on inputs of one dtype: name -> results."""
     rng = np.random.default_rng(0)
@@ -119,6 +122,7 @@ def every_function(dtype):
         "softmax": [attnlib.softmax(S), attnlib.softmax(S, axis=0)],
         "attention_weights": [attnlib.attention_weights(Q, K, mask=mask)],
         "attention": list(attnlib.attention(Q, K, V, mask=mask)),
+        "apply_rotary": [attnlib.apply_rotary(K, [0, 3, 1, 7, 2], layout=lay) for lay in LAYOUTS],
         "split_heads": [attnlib.split_heads(X, 2)],
         "merge_heads": [attnlib.merge_heads(attnlib.split_heads(X, 2))],
         "multi_head_attention": list(attnlib.multi_head_attention(X, X, W, W, W, W, 2)),
@@ -150,6 +154,7 @@ def block_and_weight_gradients(rng, dtype, X, W):
 def test_every_function_is_covered_by_the_dtype_tests():
     # masks and positional encodings are built from sizes, not from float arrays
     sizes_only = {"causal_mask", "padding_mask", "additive_mask", "sinusoidal_positions"}
+    sizes_only |= {"rotary_angles"}  # angles from positions, float64 like the encodings
     numeric = set(attnlib.__all__) - {"example", "init_block", *sizes_only}
     assert set(every_function(np.float64)) == numeric
 

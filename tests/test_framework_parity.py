@@ -105,3 +105,44 @@ def test_lesson_19_stores_the_same_verdict_with_torch():
     details = nb.cells[verdict[0] + 1]
     assert details.metadata["tags"] == ["nbval-ignore-output"]
     assert details.outputs[0]["text"].startswith(f"torch {torch.__version__}")
+
+
+# ---- rotary positions (lesson 20): the two ways model code writes RoPE in torch ----------
+def torch_rope_half(x, positions, base=10000.0):
+    """GPT-NeoX / Hugging Face Llama style: cos and sin repeated over both halves, and
+    rotate_half(x) = cat(-x2, x1)."""
+    d = x.shape[-1]
+    inv_freq = 1.0 / (base ** (torch.arange(0, d, 2, dtype=torch.float64) / d))  # (d / 2,)
+    freqs = torch.outer(positions.to(torch.float64), inv_freq)  # (n, d / 2)
+    emb = torch.cat((freqs, freqs), dim=-1)  # (n, d)
+    cos, sin = emb.cos().to(x.dtype), emb.sin().to(x.dtype)
+    x1, x2 = x[..., : d // 2], x[..., d // 2 :]
+    return x * cos + torch.cat((-x2, x1), dim=-1) * sin
+
+
+def torch_rope_interleaved(x, positions, base=10000.0):
+    """Meta's Llama reference style: neighbouring columns as one complex number, times
+    the unit complex numbers e^(i p theta)."""
+    d = x.shape[-1]
+    inv_freq = 1.0 / (base ** (torch.arange(0, d, 2, dtype=torch.float64) / d))
+    freqs_cis = torch.polar(torch.ones(len(positions), d // 2, dtype=torch.float64),
+                            torch.outer(positions.to(torch.float64), inv_freq))  # fmt: skip
+    x_c = torch.view_as_complex(x.to(torch.float64).reshape(*x.shape[:-1], d // 2, 2))
+    return torch.view_as_real(x_c * freqs_cis).flatten(-2).to(x.dtype)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize(
+    "layout, reference", [("half", torch_rope_half), ("interleaved", torch_rope_interleaved)]
+)
+def test_apply_rotary_matches_torch(layout, reference, dtype):
+    from attnlib import apply_rotary
+
+    rng = np.random.default_rng(20)
+    X = rng.normal(size=(B, H, N_K, 6)).astype(dtype)  # (batch, heads, n, d), d = 6
+    positions = np.array([3, 0, 17, 4, 1000])
+    want = reference(torch.from_numpy(X), torch.from_numpy(positions)).numpy()
+    got = apply_rotary(X, positions, layout=layout)
+    assert got.dtype == want.dtype == dtype
+    tol = {np.float64: 1e-12, np.float32: 1e-5}[dtype]
+    np.testing.assert_allclose(got, want, rtol=tol, atol=tol)

@@ -27,6 +27,7 @@ ORDER = (
     "masks_in_practice",
     "attention_without_weights",
     "order_and_positions",
+    "rotary_positions",
     "multi_head_and_cross_attention",
     "transformer_block",
     "gradients",

@@ -427,4 +427,46 @@ MISTAKES = {
         "changes row i by A[i, eat] d, not by all of d (the weights do not depend on V)."
     ),
     # end of lessons 01-06
+    # lesson 20, rotary positions
+    "rope_clockwise": (
+        "the pair turned the wrong way: a turn by the angle a sends (x_1, x_2) to "
+        "(x_1 cos a - x_2 sin a, x_1 sin a + x_2 cos a), counterclockwise for a > 0."
+    ),
+    "rope_not_rotated": (
+        "nothing was turned: the query at place p turns by p theta before the dot product "
+        "(and the key at place r by r theta; at place 0 that is no turn at all)."
+    ),
+    "rope_offset_unsigned": (
+        "the score depends on the signed offset p - r, not on the distance |p - r|: turns by "
+        "+a and -a give the same score only when q_1 k_2 - q_2 k_1 = 0 in every pair."
+    ),
+    "rope_exponent": (
+        "the angles fall too slowly across the pairs: pair i steps by "
+        "theta_i = base ** (-2 i / d), with 2 i (its first column) in the exponent, not i."
+    ),
+    "rope_pairs_halves": (
+        "the pairs here are neighbours, columns 2i and 2i + 1 (X[:, 0::2] and X[:, 1::2]); "
+        "pairing column i with column i + d / 2 is the other layout."
+    ),
+    "rope_mixed_layout": (
+        "the angles and the pairs are laid out differently: the halves pair column i with "
+        "i + d / 2, so both halves need the angles 0 .. d/2 - 1 in order, "
+        "np.concatenate([cos, cos], axis=-1), not np.repeat(cos, 2, axis=-1)."
+    ),
+    "rope_pairs_neighbours": (
+        "the pairs here are the two halves, column i with column i + d / 2 (X[:, :d // 2] "
+        "and X[:, d // 2:]); pairing neighbours 2i and 2i + 1 is the other layout."
+    ),
+    "alibi_sign": (
+        "the bias must fall as the key gets further back: B[i, j] = -m (i - j), so a key "
+        "two places back loses 2m, and the query's own key gets 0."
+    ),
+    "alibi_top_left": (
+        "with n_q queries after n_k - n_q earlier keys, query i sits at place "
+        "n_k - n_q + i: measure distances from there (the bottom-right alignment)."
+    ),
+    "alibi_future_unmasked": (
+        "keys after the query must be hidden with -inf: the formula -m (i - j) would give "
+        "them a bonus, since i - j < 0 there."
+    ),
 }

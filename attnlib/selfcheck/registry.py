@@ -36,6 +36,7 @@ LESSONS = (
     "17_cost_and_memory",
     "18_precision",
     "19_checking_against_a_framework",
+    "20_rotary_positions",
 )
 
 
