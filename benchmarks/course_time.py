@@ -1,7 +1,7 @@
 """How long every lesson and solution notebook takes to execute.
 
     python benchmarks/course_time.py                    # notebooks/ and solutions/
-    python benchmarks/course_time.py notebooks/17_cost_and_memory.ipynb
+    python benchmarks/course_time.py notebooks/18_cost_and_memory.ipynb
 
 Each notebook runs top to bottom in a fresh kernel with nbclient, in its own folder,
 and is NOT written back. Two times per notebook: its cells alone (the goal: under

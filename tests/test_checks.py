@@ -1,4 +1,4 @@
-"""The checkers of lessons 04 to 10, 13, 15 and 17, in one style: tables of answers written the
+"""The checkers of lessons 04 to 10, 14, 16 and 18, in one style: tables of answers written the
 way a learner writes them (never taken from the checkers), each with the verdict it must get.
 
 - ``RIGHT``: answers that pass (the solution notebooks' way, rounded by hand, another form);
@@ -22,9 +22,9 @@ import sympy as sp
 import attnlib
 from attnlib import example as ex
 from attnlib.checkers import lesson_09 as L9
-from attnlib.checkers import lesson_13 as L12
-from attnlib.checkers import lesson_15 as L14
-from attnlib.checkers import lesson_17 as L16
+from attnlib.checkers import lesson_14 as L12
+from attnlib.checkers import lesson_16 as L14
+from attnlib.checkers import lesson_18 as L16
 from tests.checker_cases import (
     ROOT,
     assert_mistake,
@@ -295,21 +295,21 @@ RIGHT = [
     ("mask_predict_finite_fill", "uniform"),
     ("mask_kv_cache", [[1, 1, 1, 1, 0], [1, 1, 1, 1, 1]]),
     ("mask_kv_cache", np.arange(5)[None, :] <= np.arange(2)[:, None] + 3),
-    # 13
+    # 14
     ("heads_by_hand", [[3, 4], [9, 10]]),
     ("heads_by_hand", np.array([[3.0, 4.0], [9.0, 10.0]])),
     ("heads_multi_query", multi_query),
     ("heads_cross_shape", (4, 6, 9)),
     ("heads_cross_shape", [4, 6, 9]),
     ("heads_fix_merge", multi_head),
-    # 15
+    # 16
     ("grad_jacobian_by_hand", J_HAND),
     ("grad_jacobian_by_hand", np.round(J_HAND, 4)),  # rounded by hand
     ("grad_predict_tied", "stays"),
     ("grad_fix_backward", backward),
     ("grad_fix_backward", L14._variant(None)),
     ("grad_masked_backward", masked_backward),
-    # 17
+    # 18
     ("cost_matrix_mib", 4096 * 4096 * 8 / 2**20),
     ("cost_matrix_mib", 128),
     ("cost_doubling", (4, 2)),
@@ -449,7 +449,7 @@ WRONG = [
     ("mask_predict_finite_fill", "zeros", "finite_fill"),
     ("mask_kv_cache", [[1, 0, 0, 0, 0], [1, 1, 0, 0, 0]], "top_left_with_cache"),
     ("mask_kv_cache", [[0, 0, 0, 0, 1], [0, 0, 0, 0, 0]], "inverted_mask"),
-    # 13
+    # 14
     ("heads_by_hand", [[5, 6], [7, 8]], "reshape_no_transpose"),
     ("heads_by_hand", [[2, 5], [8, 11]], "heads_interleaved"),
     ("heads_multi_query", lambda *a: multi_query(*a, split_fn=bad_split), "reshape_no_transpose"),
@@ -462,7 +462,7 @@ WRONG = [
     ("heads_fix_merge", lambda *a: multi_head(*a, root="none"), "unscaled"),
     ("heads_fix_merge", no_projection, "no_output_projection"),
     ("heads_fix_merge", merge_split_without_transpose, "reshape_no_transpose"),
-    # 15
+    # 16
     ("grad_jacobian_by_hand", np.diag([0.5, 0.25, 0.25]), "jacobian_missing_outer"),
     ("grad_jacobian_by_hand", -np.array(J_HAND), "jacobian_sign"),
     ("grad_predict_tied", "vanishes", "tied_scores_keep_gradient"),
@@ -482,7 +482,7 @@ WRONG = [
         ("grad_fix_backward", lambda Q, K, V, G, m=mistake: backward(Q, K, V, G, m), mistake)
         for mistake in ("jacobian_missing_outer", "softmax_skipped", "backward_unscaled", "wrong_d")
     ],
-    # 17
+    # 18
     ("cost_matrix_mib", 4096 * 8 / 2**20, "linear_in_n"),
     ("cost_matrix_mib", 4096 * 4096 * 4 / 2**20, "float32_bytes"),
     ("cost_matrix_mib", 4096 * 4096 * 8 / 1e6, "decimal_megabytes"),
@@ -599,12 +599,12 @@ def notebook_function(lesson, name):
         ("07_the_whole_formula", "broken_attention", "attention", "wrong_axis"),
         ("08_why_sqrt_dk", "self_attention_broken", "sqrt_fix_scaled_twice", "divided_by_d_k"),
         (
-            "14_transformer_block",
+            "15_transformer_block",
             "transformer_block_broken",
             "block_fix_residual",
             "residual_from_norm",
         ),
-        ("16_training_an_attention_head", "train_step_broken", "fix_train_step", "gradient_ascent"),
+        ("17_training_an_attention_head", "train_step_broken", "fix_train_step", "gradient_ascent"),
     ],
 )
 def test_each_broken_function_of_the_notebooks_is_named(lesson, name, exercise_id, code):
@@ -623,9 +623,9 @@ def test_each_broken_function_of_the_notebooks_is_named(lesson, name, exercise_i
         ("07_the_whole_formula", "attention", "attention"),
         ("07_the_whole_formula", "attention_with_temperature", "formula_temperature"),
         ("08_why_sqrt_dk", "self_attention", "sqrt_fix_scaled_twice"),
-        ("17_cost_and_memory", "causal_blocked_attention", "blocked_causal"),
-        ("14_transformer_block", "transformer_block", "block_fix_residual"),
-        ("16_training_an_attention_head", "train_step", "fix_train_step"),
+        ("18_cost_and_memory", "causal_blocked_attention", "blocked_causal"),
+        ("15_transformer_block", "transformer_block", "block_fix_residual"),
+        ("17_training_an_attention_head", "train_step", "fix_train_step"),
     ],
 )
 def test_each_repaired_function_of_the_notebooks_passes(lesson, name, exercise_id):
@@ -659,12 +659,12 @@ def test_the_broken_functions_of_the_notebooks_are_named():
     assert verdict("mask_fix_attention", broken_masked_attention).mistake == "mask_after_softmax"
 
 
-def test_each_lesson_13_mistake_of_the_checker_is_really_wrong():
+def test_each_lesson_14_mistake_of_the_checker_is_really_wrong():
     for code, variant in L12.FIX_MISTAKES:
         assert verdict("heads_fix_merge", variant).mistake == code
 
 
-def test_lesson_14_post_norm_is_named_in_the_original_transformer_layout():
+def test_lesson_15_post_norm_is_named_in_the_original_transformer_layout():
     def post_norm_block(X, W_Q, W_K, W_V, W_O, W_1, b_1, W_2, b_2, n_heads):
         LN = attnlib.layer_norm  # LN(X + Sublayer(X)), as in the Transformer paper
         H = LN(X + attnlib.multi_head_attention(X, X, W_Q, W_K, W_V, W_O, n_heads)[0])

@@ -130,7 +130,7 @@ def every_function(dtype):
         "attention_backward": list(attnlib.attention_backward(Q, K, V, V[:3] * 0 + 1)),
         "online_softmax": [attnlib.online_softmax(S, block_size=2)],
         "blocked_attention": [attnlib.blocked_attention(Q, K, V, block_size=2)],
-        # lessons 14 and 16: the block and the gradients of the weights
+        # lessons 15 and 17: the block and the gradients of the weights
         **block_and_weight_gradients(rng, dtype, X, W),
     }
 

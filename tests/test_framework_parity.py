@@ -1,8 +1,8 @@
-"""attnlib.attention against PyTorch's scaled_dot_product_attention (lesson 19's comparison).
+"""attnlib.attention against PyTorch's scaled_dot_product_attention (lesson 20's comparison).
 
 Runs only where torch is installed (the course never requires it; install it into a
 separate environment). Layout (batch, heads, n, d) with unequal sizes; masks in each form
-SDPA takes; tolerances per dtype as lesson 19 derives them, gamma_n = n u / (1 - n u) with
+SDPA takes; tolerances per dtype as lesson 20 derives them, gamma_n = n u / (1 - n u) with
 n = d_k + n_k.
 """
 
@@ -80,8 +80,8 @@ def test_is_causal_is_not_bottom_right(qkv):
     assert not np.allclose(ours, sdpa(Q, K, V, is_causal=True))
 
 
-def test_lesson_19_stores_the_same_verdict_with_torch():
-    # without torch, nbval compares lesson 19's stored outputs; with torch, the comparison cell
+def test_lesson_20_stores_the_same_verdict_with_torch():
+    # without torch, nbval compares lesson 20's stored outputs; with torch, the comparison cell
     # runs for real and must print exactly the stored line (its details cell is not compared)
     import json
     from pathlib import Path
@@ -90,7 +90,7 @@ def test_lesson_19_stores_the_same_verdict_with_torch():
     from nbclient import NotebookClient
 
     path = (
-        Path(__file__).resolve().parent.parent / "notebooks/19_checking_against_a_framework.ipynb"
+        Path(__file__).resolve().parent.parent / "notebooks/20_checking_against_a_framework.ipynb"
     )
     stored = json.loads(path.read_text())["cells"]
     nb = nbformat.read(path, as_version=4)
@@ -107,7 +107,7 @@ def test_lesson_19_stores_the_same_verdict_with_torch():
     assert details.outputs[0]["text"].startswith(f"torch {torch.__version__}")
 
 
-# ---- rotary positions (lesson 20): the two ways model code writes RoPE in torch ----------
+# ---- rotary positions (lesson 13): the two ways model code writes RoPE in torch ----------
 def torch_rope_half(x, positions, base=10000.0):
     """GPT-NeoX / Hugging Face Llama style: cos and sin repeated over both halves, and
     rotate_half(x) = cat(-x2, x1)."""

@@ -1,212 +1,220 @@
-"""Checkers for lesson 14, attention inside a transformer block.
+"""Checkers for lesson 14, multi-head and cross-attention.
 
-Ids: ``ln_by_hand`` (layer norm of one row by hand), ``ln_function`` (write layer_norm),
-``ln_predict_scale`` (predict then check: X ten times larger), ``block_fix_residual``
-(find the bug: the residual adds LN(X) instead of X), ``params_gpt2_medium`` (transfer:
-count a wider block's parameters). Expected answers come from ``attnlib.block``.
+Ids: ``heads_by_hand`` (one head of a split, by hand), ``heads_multi_query`` (transfer:
+multi-query attention, every query head sharing one key head and one value head),
+``heads_cross_shape`` (predict then check: the shape of cross-attention weights),
+``heads_fix_merge`` (find the bug: a merge without its transpose). Expected answers come
+from ``attnlib.heads`` and ``attnlib.core``.
 """
 
 import numpy as np
 
-from ..block import init_block, layer_norm, mlp, transformer_block
-from ..heads import multi_head_attention
+from ..core import softmax
+from ..heads import merge_heads, multi_head_attention, split_heads
 from ..selfcheck.exercise import Exercise
 from . import widened
 
-# ---- ln_by_hand -------------------------------------------------------------------------------
-ROW = np.array([1.0, 5.0, 3.0, 3.0])
+
+def _split_no_transpose(X, n_heads):
+    n, width = np.shape(X)
+    return np.reshape(X, (n_heads, n, width // n_heads))
 
 
-def _ln_unbiased(X, gamma=1.0, beta=0.0, eps=0.0):
-    centred = X - X.mean(axis=-1, keepdims=True)
-    return gamma * centred / np.sqrt(X.var(axis=-1, ddof=1, keepdims=True) + eps) + beta
+def _split_interleaved(X, n_heads):
+    n, width = np.shape(X)
+    return np.reshape(X, (n, width // n_heads, n_heads)).transpose(2, 0, 1)
 
 
-def _ln_not_centred(X, gamma=1.0, beta=0.0, eps=0.0):
-    return gamma * X / np.sqrt(X.var(axis=-1, keepdims=True) + eps) + beta
+# ---- heads_by_hand: head 1 of a 2 x 6 matrix split into 3 heads ------------------------------
+Z = np.arange(1.0, 13.0).reshape(2, 6)  # rows 1..6 and 7..12
 
 
-LN_BY_HAND = Exercise(
-    id="ln_by_hand",
-    lesson="14_transformer_block",
+HEADS_BY_HAND = Exercise(
+    id="heads_by_hand",
+    lesson="14_multi_head_and_cross_attention",
     kind="value",
-    answer="x_hat",
+    answer="head_1",
     hints=[
-        "First the mean of the row, then the mean of the squared distances from it.",
-        "The mean is 3 and the variance (4 + 4 + 0 + 0) / 4 = 2: divide each distance by sqrt(2).",
+        "6 columns and 3 heads: each head owns 2 neighbouring columns of every row.",
+        "Head 0 owns columns 0 and 1, head 1 columns 2 and 3, head 2 columns 4 and 5.",
     ],
-    solution="x_hat = [-2 / np.sqrt(2), 2 / np.sqrt(2), 0, 0]  # mean 3, variance 2",
-    expected=layer_norm(ROW, eps=0),
-    mistakes={"ln_unbiased": _ln_unbiased(ROW), "ln_not_centred": _ln_not_centred(ROW)},
-    decimals=3,
-    name="x_hat",
+    solution="head_1 = [[3, 4], [9, 10]]  # columns 2 and 3 of each row",
+    expected=split_heads(Z, 3)[1],
+    mistakes={
+        "reshape_no_transpose": _split_no_transpose(Z, 3)[1],
+        "heads_interleaved": _split_interleaved(Z, 3)[1],
+    },
+    name="head 1",
 )
 
 
-# ---- ln_function: write layer_norm ------------------------------------------------------------
-def _ln_columns(X, gamma, beta):
-    centred = X - X.mean(axis=0, keepdims=True)
-    return gamma * centred / np.sqrt(X.var(axis=0, keepdims=True) + 1e-5) + beta
+# ---- heads_multi_query: n_heads query heads share one key head and one value head -----------
+def multi_query_attention(X, W_Q, W_K, W_V, W_O, n_heads, split=split_heads, root=None):
+    """The reference (and, with another split or root, a mistake): multi-query attention."""
+    Q = split(X @ W_Q, n_heads)  # (n_heads, n, d_k)
+    K, V = X @ W_K, X @ W_V  # (n, d_k) and (n, d_v): one head each, shared by every query head
+    d = Q.shape[-1] if root is None else root(Q)
+    heads = softmax(Q @ K.T / np.sqrt(d)) @ V  # (n_heads, n, n) @ (n, d_v) -> (n_heads, n, d_v)
+    return merge_heads(heads) @ W_O  # (n, n_heads * d_v) @ (n_heads * d_v, d_out)
 
 
-_rng = np.random.default_rng(15)
-LN_CASES = [
-    # small spreads, where eps matters: n = 3 tokens, d_model = 4
-    (_rng.normal(size=(3, 4)) * 0.3, _rng.normal(size=4), _rng.normal(size=4)),
-    (_rng.normal(size=(5, 6)) * 2 + 1, np.ones(6), np.zeros(6)),  # n = 5, d_model = 6
-    (
-        np.array([[1.0, 0.0, 2.0, 0.0], [0.0, 2.0, 0.0, 1.0], [1.0, 1.0, 0.0, 1.0]]),
-        np.ones(4),
-        np.zeros(4),
-    ),
+def _multi_query_merged_by(merge, project=True):
+    def layer(X, W_Q, W_K, W_V, W_O, n_heads):
+        Q = split_heads(X @ W_Q, n_heads)
+        K, V = X @ W_K, X @ W_V
+        merged = merge(softmax(Q @ K.T / np.sqrt(Q.shape[-1])) @ V)
+        return merged @ W_O if project else merged
+
+    return layer
+
+
+_rng = np.random.default_rng(100)
+MULTI_QUERY_CASES = [
+    # n = 5, d_model = 6, 3 query heads of d_k = 2; shared d_k = 2, d_v = 3; output width 4
+    (_rng.normal(size=(5, 6)), *(_rng.normal(size=s) for s in [(6, 6), (6, 2), (6, 3), (9, 4)]), 3),
+    # n = 4, d_model = 8, 2 query heads of d_k = 3; shared d_v = 2; output width 5
+    (_rng.normal(size=(4, 8)), *(_rng.normal(size=s) for s in [(8, 6), (8, 3), (8, 2), (4, 5)]), 2),
 ]
 
 
-LN_FUNCTION = Exercise(
-    id="ln_function",
-    lesson="14_transformer_block",
+HEADS_MULTI_QUERY = Exercise(
+    id="heads_multi_query",
+    lesson="14_multi_head_and_cross_attention",
     kind="function",
-    answer="layer_norm",
+    answer="multi_query",
     hints=[
-        "Work along the last axis with keepdims=True, so the mean and variance stay columns.",
-        "gamma * (X - mean) / np.sqrt(var + 1e-5) + beta, with var the mean squared distance.",
+        "Only the queries are split: X @ W_Q has n_heads * d_k columns, X @ W_K only d_k.",
+        "Q of shape (n_heads, n, d_k) times K.T of shape (d_k, n) broadcasts over the heads.",
+        "Q = attnlib.split_heads(X @ W_Q, n_heads); heads = softmax(Q @ K.T / sqrt(d_k)) @ V; "
+        "return attnlib.merge_heads(heads) @ W_O.",
     ],
-    solution="def layer_norm(X, gamma, beta):\n"
-    "    mean = X.mean(axis=-1, keepdims=True)  # (n, 1)\n"
-    "    var = ((X - mean) ** 2).mean(axis=-1, keepdims=True)  # (n, 1)\n"
-    "    return gamma * (X - mean) / np.sqrt(var + 1e-5) + beta  # (n, d_model)",
-    cases=LN_CASES,
-    reference=lambda X, gamma, beta: layer_norm(X, gamma, beta),
+    solution="def multi_query(X, W_Q, W_K, W_V, W_O, n_heads):\n"
+    "    Q = attnlib.split_heads(X @ W_Q, n_heads)  # (n_heads, n, d_k)\n"
+    "    K = X @ W_K  # (n, d_k): one key head for every query head\n"
+    "    V = X @ W_V  # (n, d_v): one value head\n"
+    "    S = Q @ K.T / np.sqrt(Q.shape[-1])  # (n_heads, n, n), d_k of one head\n"
+    "    heads = attnlib.softmax(S) @ V  # (n_heads, n, d_v)\n"
+    "    return attnlib.merge_heads(heads) @ W_O  # (n, n_heads * d_v) @ W_O",
+    # the last case has a row whose scores spread past 709 (see widened)
+    cases=[*MULTI_QUERY_CASES, widened(MULTI_QUERY_CASES[0], 1, 100)],
+    reference=multi_query_attention,
     mistakes=[
-        ("ln_unbiased", lambda X, g, b: _ln_unbiased(X, g, b, eps=1e-5)),
-        ("ln_columns", _ln_columns),
-        ("ln_not_centred", lambda X, g, b: _ln_not_centred(X, g, b, eps=1e-5)),
-        ("ln_no_eps", lambda X, g, b: layer_norm(X, g, b, eps=0)),
+        ("reshape_no_transpose", lambda *a: multi_query_attention(*a, split=_split_no_transpose)),
+        ("heads_interleaved", lambda *a: multi_query_attention(*a, split=_split_interleaved)),
+        ("merge_no_transpose", _multi_query_merged_by(lambda H: H.reshape(H.shape[1], -1))),
+        ("no_output_projection", _multi_query_merged_by(merge_heads, project=False)),
+        # sqrt of every query head's width, n_heads * d_k, instead of one head's d_k
+        ("wrong_d", lambda *a: multi_query_attention(*a, root=lambda Q: Q.shape[0] * Q.shape[-1])),
+        ("unscaled", lambda *a: multi_query_attention(*a, root=lambda Q: 1)),
     ],
-    arg_names=("X", "gamma", "beta"),
+    arg_names=("X", "W_Q", "W_K", "W_V", "W_O", "n_heads"),
 )
 
 
-# ---- ln_predict_scale -------------------------------------------------------------------------
-LN_PREDICT_SCALE = Exercise(
-    id="ln_predict_scale",
-    written=(
-        "Why does multiplying every token by 10 have that effect on the attention weights "
-        "inside the block?"
-    ),
-    lesson="14_transformer_block",
+# ---- heads_cross_shape: predict the shape of the cross-attention weights ---------------------
+CROSS_OPTIONS = ((4, 6, 9), (4, 9, 6), (4, 6, 6), (6, 9))
+
+
+HEADS_CROSS_SHAPE = Exercise(
+    id="heads_cross_shape",
+    lesson="14_multi_head_and_cross_attention",
     kind="choice",
     answer="prediction",
     hints=[
-        "What does the first thing in the block, LN_1, do to a row that is 10 times larger?",
-        "LN(10 x) = LN(x) but for eps: the heads receive the same rows, to 3 decimals.",
+        "One weight table per head; each table has one row per query and one column per key.",
+        "The 6 tokens being written ask (queries); the 9 source tokens answer (keys).",
     ],
-    solution="prediction = 'unchanged'  # to 3 decimals: LN_1 removes each row's scale but eps",
-    expected="unchanged",
-    options=("unchanged", "sharper", "flatter"),
-    mistakes={"sharper": "ln_scale_invariance", "flatter": "ln_scale_invariance"},
+    solution="prediction = (4, 6, 9)  # (n_heads, n_q, n_k)",
+    expected=(4, 6, 9),
+    options=CROSS_OPTIONS,
+    mistakes={(4, 9, 6): "transposed", (4, 6, 6): "cross_keys_from_queries"},
 )
 
 
-# ---- block_fix_residual: repair a transformer block -------------------------------------------
-def _block_variant(mistake):
-    def block(X, W_Q, W_K, W_V, W_O, W_1, b_1, W_2, b_2, n_heads):
-        X_norm = layer_norm(X)
-        attended = multi_head_attention(X_norm, X_norm, W_Q, W_K, W_V, W_O, n_heads)[0]
-        if mistake == "post_norm":
-            H = layer_norm(X + attended)
-            return layer_norm(H + mlp(H, W_1, b_1, W_2, b_2))
-        if mistake == "post_norm, the original layout":  # LN(X + Sublayer(X)), no LN before
-            H = layer_norm(X + multi_head_attention(X, X, W_Q, W_K, W_V, W_O, n_heads)[0])
-            return layer_norm(H + mlp(H, W_1, b_1, W_2, b_2))
-        if mistake == "no_residual":
-            H = attended
-            return mlp(layer_norm(H), W_1, b_1, W_2, b_2)
-        H = X_norm + attended  # residual_from_norm
-        if mistake == "residual_from_norm, as in the broken block":
-            return H + mlp(layer_norm(H), W_1, b_1, W_2, b_2)
-        H_norm = layer_norm(H)  # both residuals from the normalised rows
-        return H_norm + mlp(H_norm, W_1, b_1, W_2, b_2)
-
-    return block
+# ---- heads_fix_merge: repair a multi-head attention whose merge forgot the transpose ---------
+def _reference(X_q, X_kv, W_Q, W_K, W_V, W_O, n_heads):
+    return multi_head_attention(X_q, X_kv, W_Q, W_K, W_V, W_O, n_heads)[0]
 
 
-def _block_cases():
-    rng = np.random.default_rng(16)
-    cases = []
-    for n, d_model, n_heads, d_ff in [(3, 4, 2, 8), (5, 6, 3, 7)]:
-        weights = [rng.normal(size=(d_model, d_model)) for _ in range(4)]  # W_Q, W_K, W_V, W_O
-        mlp_weights = [
-            rng.normal(size=(d_model, d_ff)),
-            rng.normal(size=d_ff),
-            rng.normal(size=(d_ff, d_model)),
-            rng.normal(size=d_model),
-        ]
-        cases.append((rng.normal(size=(n, d_model)) * 2, *weights, *mlp_weights, n_heads))
-    return cases
+def _softmax_rows(S):
+    e = np.exp(S - S.max(axis=-1, keepdims=True))
+    return e / e.sum(axis=-1, keepdims=True)
 
 
-BLOCK_FIX_RESIDUAL = Exercise(
-    id="block_fix_residual",
-    lesson="14_transformer_block",
+def _layer(split, merge, root=None, project=True):
+    """A multi-head layer built from the given split and merge, for the mistakes."""
+
+    def layer(X_q, X_kv, W_Q, W_K, W_V, W_O, n_heads):
+        Q, K, V = split(X_q @ W_Q, n_heads), split(X_kv @ W_K, n_heads), split(X_kv @ W_V, n_heads)
+        d = Q.shape[-1] if root is None else root(Q)
+        heads = _softmax_rows(Q @ np.swapaxes(K, -1, -2) / np.sqrt(d)) @ V
+        merged = merge(heads)
+        return merged @ W_O if project else merged
+
+    return layer
+
+
+def _merge_right(H):
+    return H.transpose(1, 0, 2).reshape(H.shape[1], -1)
+
+
+def _merge_no_transpose(H):
+    return H.reshape(H.shape[1], -1)
+
+
+_rng = np.random.default_rng(11)
+_X = _rng.normal(size=(5, 6))  # self-attention: n = 5, d_model = 6, 3 heads of width 2
+_SELF = (_X, _X, *(_rng.normal(size=s) for s in [(6, 6), (6, 6), (6, 6), (6, 4)]), 3)
+# cross-attention: n_q = 3, n_k = 7, d_model 4 and 5, 2 heads with d_k = 2 and d_v = 3
+_CROSS = (
+    _rng.normal(size=(3, 4)),
+    _rng.normal(size=(7, 5)),
+    *(_rng.normal(size=s) for s in [(4, 4), (5, 4), (5, 6), (6, 2)]),
+    2,
+)
+FIX_CASES = [_SELF, _CROSS]
+FIX_MISTAKES = [
+    ("merge_no_transpose", _layer(split_heads, _merge_no_transpose)),
+    ("reshape_no_transpose", _layer(_split_no_transpose, _merge_right)),
+    ("heads_interleaved", _layer(_split_interleaved, _merge_right)),
+    ("no_output_projection", _layer(split_heads, _merge_right, project=False)),
+    # sqrt of all heads' width (d_model in most layers) instead of one head's d_k
+    ("wrong_d", _layer(split_heads, _merge_right, root=lambda Q: Q.shape[0] * Q.shape[-1])),
+    ("unscaled", _layer(split_heads, _merge_right, root=lambda Q: 1)),
+]
+
+
+HEADS_FIX_MERGE = Exercise(
+    id="heads_fix_merge",
+    lesson="14_multi_head_and_cross_attention",
     kind="function",
-    answer="transformer_block",
+    answer="multi_head",
     hints=[
-        "Compare the broken block with the two formulas line by line: what is each branch "
-        "added to?",
-        "H = X + attention(LN_1(X)): the residual carries X itself, not its normalised copy.",
+        "Print the broken layer's output next to attnlib's: are the shapes equal? The values?",
+        "Split and attention are right. Look at how the heads are put back together.",
+        "heads has shape (n_heads, n_q, d_v): transpose it to (n_q, n_heads, d_v) before the "
+        "reshape.",
     ],
-    solution="def transformer_block(X, W_Q, W_K, W_V, W_O, W_1, b_1, W_2, b_2, n_heads):\n"
-    "    X_norm = attnlib.layer_norm(X)  # (n, d_model)\n"
-    "    H = X + attnlib.multi_head_attention(X_norm, X_norm, W_Q, W_K, W_V, W_O, n_heads)[0]\n"
-    "    return H + attnlib.mlp(attnlib.layer_norm(H), W_1, b_1, W_2, b_2)  # (n, d_model)",
+    solution="def multi_head(X_q, X_kv, W_Q, W_K, W_V, W_O, n_heads):\n"
+    "    Q = split(X_q @ W_Q, n_heads)  # (n_heads, n_q, d_k)\n"
+    "    K = split(X_kv @ W_K, n_heads)  # (n_heads, n_k, d_k)\n"
+    "    V = split(X_kv @ W_V, n_heads)  # (n_heads, n_k, d_v)\n"
+    "    S = Q @ K.transpose(0, 2, 1) / np.sqrt(Q.shape[-1])  # d_k of one head\n"
+    "    heads = softmax_rows(S) @ V  # (n_heads, n_q, d_v)\n"
+    "    merged = heads.transpose(1, 0, 2).reshape(X_q.shape[0], -1)  # (n_q, n_heads * d_v)\n"
+    "    return merged @ W_O",
     # the last case has a row whose scores spread past 709 (see widened)
-    cases=[*_block_cases(), widened(_block_cases()[1], 1, 60)],
-    reference=lambda X, W_Q, W_K, W_V, W_O, W_1, b_1, W_2, b_2, n_heads: transformer_block(
-        X, W_Q, W_K, W_V, W_O, W_1, b_1, W_2, b_2, n_heads
-    )[0],
-    mistakes=[
-        ("residual_from_norm", _block_variant("residual_from_norm, as in the broken block")),
-        ("residual_from_norm", _block_variant("residual_from_norm")),
-        ("post_norm", _block_variant("post_norm")),
-        ("post_norm", _block_variant("post_norm, the original layout")),
-        ("no_residual", _block_variant("no_residual")),
-    ],
-    arg_names=("X", "W_Q", "W_K", "W_V", "W_O", "W_1", "b_1", "W_2", "b_2", "n_heads"),
-)
-
-
-# ---- params_gpt2_medium: count a wider block ------------------------------------------------
-_MEDIUM = init_block(1024, 4096)  # zeros: the shapes are what counts
-_ATTENTION = sum(_MEDIUM[name].size for name in ("W_Q", "W_K", "W_V", "W_O"))
-_MATRICES = sum(p.size for name, p in _MEDIUM.items() if name.startswith("W_"))
-_ALL = sum(p.size for p in _MEDIUM.values())
-del _MEDIUM
-
-PARAMS_GPT2_MEDIUM = Exercise(
-    id="params_gpt2_medium",
-    lesson="14_transformer_block",
-    kind="value",
-    answer="n_params",
-    hints=[
-        "List the block's arrays and their shapes, as the lesson's sizes table does.",
-        "4 d^2 + 2 d d_ff + d_ff + 5 d, with d = 1024 and d_ff = 4096.",
-    ],
-    solution=f"n_params = 4 * 1024**2 + 2 * 1024 * 4096 + 4096 + 5 * 1024  # = {_ALL:,}",
-    expected=_ALL,
-    mistakes={
-        "params_times_heads": _ALL + 15 * _ATTENTION,
-        "params_no_vectors": _MATRICES,
-    },
-    name="the number of parameters",
+    cases=[*FIX_CASES, widened(FIX_CASES[0], 2, 50)],
+    reference=_reference,
+    mistakes=FIX_MISTAKES,
+    arg_names=("X_q", "X_kv", "W_Q", "W_K", "W_V", "W_O", "n_heads"),
 )
 
 
 # the exercises in the order of the notebook's check cells
 EXERCISES = (
-    LN_BY_HAND,
-    LN_FUNCTION,
-    LN_PREDICT_SCALE,
-    BLOCK_FIX_RESIDUAL,
-    PARAMS_GPT2_MEDIUM,
+    HEADS_BY_HAND,
+    HEADS_MULTI_QUERY,
+    HEADS_CROSS_SHAPE,
+    HEADS_FIX_MERGE,
 )

@@ -1,221 +1,212 @@
-"""Checkers for lesson 15, gradients through attention.
+"""Checkers for lesson 15, attention inside a transformer block.
 
-Ids: ``grad_jacobian_by_hand`` (the softmax Jacobian of p = (1/2, 1/4, 1/4) by hand),
-``grad_predict_tied`` (predict then check: multiply by 10 scores whose top two are tied),
-``grad_fix_backward`` (find the bug: a backward pass whose Jacobian misses the outer
-product), ``grad_masked_backward`` (transfer: the backward pass of masked attention).
-Expected answers come from ``attnlib.grad``, ``attnlib.core`` and ``attnlib.masks``.
+Ids: ``ln_by_hand`` (layer norm of one row by hand), ``ln_function`` (write layer_norm),
+``ln_predict_scale`` (predict then check: X ten times larger), ``block_fix_residual``
+(find the bug: the residual adds LN(X) instead of X), ``params_gpt2_medium`` (transfer:
+count a wider block's parameters). Expected answers come from ``attnlib.block``.
 """
 
 import numpy as np
 
-from .. import example as ex
-from ..core import attention, softmax
-from ..grad import attention_backward, softmax_jacobian
-from ..masks import causal_mask
+from ..block import init_block, layer_norm, mlp, transformer_block
+from ..heads import multi_head_attention
 from ..selfcheck.exercise import Exercise
 from . import widened
 
-# ---- grad_jacobian_by_hand ------------------------------------------------------------------
-P_HAND = np.array([0.5, 0.25, 0.25])
+# ---- ln_by_hand -------------------------------------------------------------------------------
+ROW = np.array([1.0, 5.0, 3.0, 3.0])
 
 
-J_HAND = softmax_jacobian(P_HAND)
+def _ln_unbiased(X, gamma=1.0, beta=0.0, eps=0.0):
+    centred = X - X.mean(axis=-1, keepdims=True)
+    return gamma * centred / np.sqrt(X.var(axis=-1, ddof=1, keepdims=True) + eps) + beta
 
-GRAD_JACOBIAN_BY_HAND = Exercise(
-    id="grad_jacobian_by_hand",
-    lesson="15_gradients",
+
+def _ln_not_centred(X, gamma=1.0, beta=0.0, eps=0.0):
+    return gamma * X / np.sqrt(X.var(axis=-1, keepdims=True) + eps) + beta
+
+
+LN_BY_HAND = Exercise(
+    id="ln_by_hand",
+    lesson="15_transformer_block",
     kind="value",
-    answer="J_hand",
+    answer="x_hat",
     hints=[
-        "J[i, j] = p_i (1 - p_i) on the diagonal and -p_i p_j off it.",
-        "J[0, 0] = 0.5 x 0.5 = 0.25; J[0, 1] = -0.5 x 0.25 = -0.125. Each row sums to 0.",
+        "First the mean of the row, then the mean of the squared distances from it.",
+        "The mean is 3 and the variance (4 + 4 + 0 + 0) / 4 = 2: divide each distance by sqrt(2).",
     ],
-    solution=(
-        "J_hand = [[0.25, -0.125, -0.125],\n"
-        "          [-0.125, 0.1875, -0.0625],\n"
-        "          [-0.125, -0.0625, 0.1875]]"
+    solution="x_hat = [-2 / np.sqrt(2), 2 / np.sqrt(2), 0, 0]  # mean 3, variance 2",
+    expected=layer_norm(ROW, eps=0),
+    mistakes={"ln_unbiased": _ln_unbiased(ROW), "ln_not_centred": _ln_not_centred(ROW)},
+    decimals=3,
+    name="x_hat",
+)
+
+
+# ---- ln_function: write layer_norm ------------------------------------------------------------
+def _ln_columns(X, gamma, beta):
+    centred = X - X.mean(axis=0, keepdims=True)
+    return gamma * centred / np.sqrt(X.var(axis=0, keepdims=True) + 1e-5) + beta
+
+
+_rng = np.random.default_rng(15)
+LN_CASES = [
+    # small spreads, where eps matters: n = 3 tokens, d_model = 4
+    (_rng.normal(size=(3, 4)) * 0.3, _rng.normal(size=4), _rng.normal(size=4)),
+    (_rng.normal(size=(5, 6)) * 2 + 1, np.ones(6), np.zeros(6)),  # n = 5, d_model = 6
+    (
+        np.array([[1.0, 0.0, 2.0, 0.0], [0.0, 2.0, 0.0, 1.0], [1.0, 1.0, 0.0, 1.0]]),
+        np.ones(4),
+        np.zeros(4),
     ),
-    expected=J_HAND,
-    mistakes={"jacobian_missing_outer": np.diag(P_HAND), "jacobian_sign": -J_HAND},
-    decimals=4,
-    name="J",
+]
+
+
+LN_FUNCTION = Exercise(
+    id="ln_function",
+    lesson="15_transformer_block",
+    kind="function",
+    answer="layer_norm",
+    hints=[
+        "Work along the last axis with keepdims=True, so the mean and variance stay columns.",
+        "gamma * (X - mean) / np.sqrt(var + 1e-5) + beta, with var the mean squared distance.",
+    ],
+    solution="def layer_norm(X, gamma, beta):\n"
+    "    mean = X.mean(axis=-1, keepdims=True)  # (n, 1)\n"
+    "    var = ((X - mean) ** 2).mean(axis=-1, keepdims=True)  # (n, 1)\n"
+    "    return gamma * (X - mean) / np.sqrt(var + 1e-5) + beta  # (n, d_model)",
+    cases=LN_CASES,
+    reference=lambda X, gamma, beta: layer_norm(X, gamma, beta),
+    mistakes=[
+        ("ln_unbiased", lambda X, g, b: _ln_unbiased(X, g, b, eps=1e-5)),
+        ("ln_columns", _ln_columns),
+        ("ln_not_centred", lambda X, g, b: _ln_not_centred(X, g, b, eps=1e-5)),
+        ("ln_no_eps", lambda X, g, b: layer_norm(X, g, b, eps=0)),
+    ],
+    arg_names=("X", "gamma", "beta"),
 )
 
 
-# ---- grad_predict_tied: ten times larger scores when the top two are tied -------------------
-TIED_SCORES = np.array([9.0, 9.0, 3.0]) / np.sqrt(2)  # like birds' row, with two keys tied
-TIED_OPTIONS = ("vanishes", "stays", "grows")
-
-
-def _jacobian_norm(scores):
-    return float(np.linalg.norm(softmax_jacobian(softmax(scores))))
-
-
-_BEFORE, _AFTER = _jacobian_norm(TIED_SCORES), _jacobian_norm(10 * TIED_SCORES)
-TIED_ANSWER = (  # the prompt's thresholds: below 0.01, within 10%, or more than 10% larger
-    "vanishes" if _AFTER < 0.01 else "stays" if abs(_AFTER / _BEFORE - 1) <= 0.1 else "grows"
-)
-
-
-GRAD_PREDICT_TIED = Exercise(
-    id="grad_predict_tied",
-    lesson="15_gradients",
+# ---- ln_predict_scale -------------------------------------------------------------------------
+LN_PREDICT_SCALE = Exercise(
+    id="ln_predict_scale",
+    written=(
+        "Why does multiplying every token by 10 have that effect on the attention weights "
+        "inside the block?"
+    ),
+    lesson="15_transformer_block",
     kind="choice",
     answer="prediction",
     hints=[
-        "Multiplying every score by 10 keeps a tie a tie: what do the two tied weights go to?",
-        "The weights go to (1/2, 1/2, 0). Put them into p_i (delta_ij - p_j).",
+        "What does the first thing in the block, LN_1, do to a row that is 10 times larger?",
+        "LN(10 x) = LN(x) but for eps: the heads receive the same rows, to 3 decimals.",
     ],
-    solution=f"prediction = {TIED_ANSWER!r}  # the weights go to (1/2, 1/2, 0), not one-hot",
-    expected=TIED_ANSWER,
-    options=TIED_OPTIONS,
-    mistakes={o: "tied_scores_keep_gradient" for o in TIED_OPTIONS if o != TIED_ANSWER},
+    solution="prediction = 'unchanged'  # to 3 decimals: LN_1 removes each row's scale but eps",
+    expected="unchanged",
+    options=("unchanged", "sharper", "flatter"),
+    mistakes={"sharper": "ln_scale_invariance", "flatter": "ln_scale_invariance"},
 )
 
 
-# ---- grad_fix_backward: repair a backward pass ----------------------------------------------
-def _variant(mistake):
-    def backward(Q, K, V, dOutput):
-        _, A = attention(Q, K, V)
-        d_k = Q.shape[-1]
-        dV = A.T @ dOutput
-        dA = dOutput @ V.T
-        dS = {
-            "jacobian_missing_outer": A * dA,
-            "softmax_skipped": dA,
-        }.get(mistake, A * (dA - (A * dA).sum(axis=-1, keepdims=True)))
-        if mistake == "backward_unscaled":
-            return dS @ K, dS.T @ Q, dV
-        if mistake == "wrong_d":
-            d_k = V.shape[-1]  # the mistake: d_v's width
-        return dS @ K / np.sqrt(d_k), dS.T @ Q / np.sqrt(d_k), dV
+# ---- block_fix_residual: repair a transformer block -------------------------------------------
+def _block_variant(mistake):
+    def block(X, W_Q, W_K, W_V, W_O, W_1, b_1, W_2, b_2, n_heads):
+        X_norm = layer_norm(X)
+        attended = multi_head_attention(X_norm, X_norm, W_Q, W_K, W_V, W_O, n_heads)[0]
+        if mistake == "post_norm":
+            H = layer_norm(X + attended)
+            return layer_norm(H + mlp(H, W_1, b_1, W_2, b_2))
+        if mistake == "post_norm, the original layout":  # LN(X + Sublayer(X)), no LN before
+            H = layer_norm(X + multi_head_attention(X, X, W_Q, W_K, W_V, W_O, n_heads)[0])
+            return layer_norm(H + mlp(H, W_1, b_1, W_2, b_2))
+        if mistake == "no_residual":
+            H = attended
+            return mlp(layer_norm(H), W_1, b_1, W_2, b_2)
+        H = X_norm + attended  # residual_from_norm
+        if mistake == "residual_from_norm, as in the broken block":
+            return H + mlp(layer_norm(H), W_1, b_1, W_2, b_2)
+        H_norm = layer_norm(H)  # both residuals from the normalised rows
+        return H_norm + mlp(H_norm, W_1, b_1, W_2, b_2)
 
-    return backward
-
-
-_rng = np.random.default_rng(13)
-_Q, _K, _V = ex.Q, ex.K, ex.V  # the worked example
-BACKWARD_CASES = [
-    # n_q = 3, n_k = 5, d_k = 4, d_v = 2
-    tuple(_rng.normal(size=s) for s in [(3, 4), (5, 4), (5, 2), (3, 2)]),
-    (_Q, _K, _V, np.array([[1.0, 0.0], [1.0, 0.0], [1.0, 0.0]])),  # the lesson's example
-    # n_q = 4, n_k = 2, d_k = 3, d_v = 5
-    tuple(_rng.normal(size=s) for s in [(4, 3), (2, 3), (2, 5), (4, 5)]),
-]
+    return block
 
 
-GRAD_FIX_BACKWARD = Exercise(
-    id="grad_fix_backward",
-    lesson="15_gradients",
+def _block_cases():
+    rng = np.random.default_rng(16)
+    cases = []
+    for n, d_model, n_heads, d_ff in [(3, 4, 2, 8), (5, 6, 3, 7)]:
+        weights = [rng.normal(size=(d_model, d_model)) for _ in range(4)]  # W_Q, W_K, W_V, W_O
+        mlp_weights = [
+            rng.normal(size=(d_model, d_ff)),
+            rng.normal(size=d_ff),
+            rng.normal(size=(d_ff, d_model)),
+            rng.normal(size=d_model),
+        ]
+        cases.append((rng.normal(size=(n, d_model)) * 2, *weights, *mlp_weights, n_heads))
+    return cases
+
+
+BLOCK_FIX_RESIDUAL = Exercise(
+    id="block_fix_residual",
+    lesson="15_transformer_block",
     kind="function",
-    answer="attention_backward",
+    answer="transformer_block",
     hints=[
-        "Compare the broken function's dQ with central differences: which of dQ, dK, dV agree?",
-        "dV is right, so the bug is between dA and dS: the softmax step.",
-        "Each row of dS is (diag(a) - a a^T) dA_i = a * (dA_i - a . dA_i): the broken code "
-        "keeps only the diag(a) part.",
+        "Compare the broken block with the two formulas line by line: what is each branch "
+        "added to?",
+        "H = X + attention(LN_1(X)): the residual carries X itself, not its normalised copy.",
     ],
-    solution="def attention_backward(Q, K, V, dOutput):\n"
-    "    d_k = Q.shape[-1]\n"
-    "    A = softmax_rows(Q @ K.T / np.sqrt(d_k))  # (n_q, n_k)\n"
-    "    dV = A.T @ dOutput  # (n_k, d_v)\n"
-    "    dA = dOutput @ V.T  # (n_q, n_k)\n"
-    "    dS = A * (dA - (A * dA).sum(axis=1, keepdims=True))  # through softmax, row by row\n"
-    "    dQ = dS @ K / np.sqrt(d_k)  # (n_q, d_k)\n"
-    "    dK = dS.T @ Q / np.sqrt(d_k)  # (n_k, d_k)\n"
-    "    return dQ, dK, dV",
+    solution="def transformer_block(X, W_Q, W_K, W_V, W_O, W_1, b_1, W_2, b_2, n_heads):\n"
+    "    X_norm = attnlib.layer_norm(X)  # (n, d_model)\n"
+    "    H = X + attnlib.multi_head_attention(X_norm, X_norm, W_Q, W_K, W_V, W_O, n_heads)[0]\n"
+    "    return H + attnlib.mlp(attnlib.layer_norm(H), W_1, b_1, W_2, b_2)  # (n, d_model)",
     # the last case has a row whose scores spread past 709 (see widened)
-    cases=[*BACKWARD_CASES, widened(BACKWARD_CASES[0], 0, 400)],
-    reference=attention_backward,
+    cases=[*_block_cases(), widened(_block_cases()[1], 1, 60)],
+    reference=lambda X, W_Q, W_K, W_V, W_O, W_1, b_1, W_2, b_2, n_heads: transformer_block(
+        X, W_Q, W_K, W_V, W_O, W_1, b_1, W_2, b_2, n_heads
+    )[0],
     mistakes=[
-        (code, _variant(code))
-        for code in (
-            "jacobian_missing_outer",
-            "softmax_skipped",
-            "backward_unscaled",
-            "wrong_d",
-        )
+        ("residual_from_norm", _block_variant("residual_from_norm, as in the broken block")),
+        ("residual_from_norm", _block_variant("residual_from_norm")),
+        ("post_norm", _block_variant("post_norm")),
+        ("post_norm", _block_variant("post_norm, the original layout")),
+        ("no_residual", _block_variant("no_residual")),
     ],
-    arg_names=("Q", "K", "V", "dOutput"),
-    result_names=("dQ", "dK", "dV"),
+    arg_names=("X", "W_Q", "W_K", "W_V", "W_O", "W_1", "b_1", "W_2", "b_2", "n_heads"),
 )
 
 
-# ---- grad_masked_backward: the backward pass when a mask hides keys ------------------------
-def masked_backward(Q, K, V, dOutput, mask):
-    """The reference: attnlib's backward pass with the forward pass's mask."""
-    return attention_backward(Q, K, V, dOutput, mask=mask)
+# ---- params_gpt2_medium: count a wider block ------------------------------------------------
+_MEDIUM = init_block(1024, 4096)  # zeros: the shapes are what counts
+_ATTENTION = sum(_MEDIUM[name].size for name in ("W_Q", "W_K", "W_V", "W_O"))
+_MATRICES = sum(p.size for name, p in _MEDIUM.items() if name.startswith("W_"))
+_ALL = sum(p.size for p in _MEDIUM.values())
+del _MEDIUM
 
-
-def _masked_variant(weights_of, through_softmax=True, root=True):
-    def backward(Q, K, V, dOutput, mask):
-        d = np.sqrt(Q.shape[-1]) if root else 1.0
-        A = weights_of(Q @ K.T / np.sqrt(Q.shape[-1]), mask)  # (n_q, n_k)
-        dV = A.T @ dOutput
-        dA = dOutput @ V.T
-        dS = A * (dA - (A * dA).sum(axis=-1, keepdims=True)) if through_softmax else A * dA
-        return dS @ K / d, dS.T @ Q / d, dV
-
-    return backward
-
-
-def _hide(S, mask):
-    return softmax(np.where(mask, S, -np.inf))
-
-
-_rng = np.random.default_rng(110)
-_PATTERN = np.array([[1, 0, 1, 1, 0], [0, 1, 1, 0, 1], [1, 1, 0, 0, 0]], dtype=bool)
-MASKED_BACKWARD_CASES = [
-    # n_q = 3, n_k = 5, d_k = 4, d_v = 2
-    (*(_rng.normal(size=s) for s in [(3, 4), (5, 4), (5, 2), (3, 2)]), causal_mask(3, 5)),
-    (*(_rng.normal(size=s) for s in [(3, 4), (5, 4), (5, 2), (3, 2)]), _PATTERN),
-    (_Q, _K, _V, np.array([[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]]), causal_mask(3)),
-]
-
-
-GRAD_MASKED_BACKWARD = Exercise(
-    id="grad_masked_backward",
-    lesson="15_gradients",
-    kind="function",
-    answer="attention_backward_masked",
+PARAMS_GPT2_MEDIUM = Exercise(
+    id="params_gpt2_medium",
+    lesson="15_transformer_block",
+    kind="value",
+    answer="n_params",
     hints=[
-        "Only the forward pass changes: hide the keys with -inf before softmax, as in lesson 09.",
-        "A hidden key has weight 0, so a * (dA - a . dA) is 0 there: it gets no gradient.",
-        "S = np.where(mask, Q @ K.T / np.sqrt(d_k), -np.inf); A = softmax_rows(S); then the "
-        "same backward steps as attention_backward.",
+        "List the block's arrays and their shapes, as the lesson's sizes table does.",
+        "4 d^2 + 2 d d_ff + d_ff + 5 d, with d = 1024 and d_ff = 4096.",
     ],
-    solution="def attention_backward_masked(Q, K, V, dOutput, mask):\n"
-    "    d_k = Q.shape[-1]\n"
-    "    S = np.where(mask, Q @ K.T / np.sqrt(d_k), -np.inf)  # hide keys before softmax\n"
-    "    A = softmax_rows(S)  # (n_q, n_k), 0 where the mask is False\n"
-    "    dV = A.T @ dOutput  # (n_k, d_v)\n"
-    "    dA = dOutput @ V.T  # (n_q, n_k)\n"
-    "    dS = A * (dA - (A * dA).sum(axis=1, keepdims=True))  # 0 for every hidden key\n"
-    "    dQ = dS @ K / np.sqrt(d_k)  # (n_q, d_k)\n"
-    "    dK = dS.T @ Q / np.sqrt(d_k)  # (n_k, d_k)\n"
-    "    return dQ, dK, dV",
-    # the last case has a row whose scores spread past 709 (see widened)
-    cases=[
-        *MASKED_BACKWARD_CASES,
-        widened(MASKED_BACKWARD_CASES[0], 0, 1000),
-    ],
-    reference=masked_backward,
-    mistakes=[
-        ("mask_ignored", _masked_variant(lambda S, mask: softmax(S))),
-        ("mask_after_softmax", _masked_variant(lambda S, mask: softmax(S) * mask)),
-        ("jacobian_missing_outer", _masked_variant(_hide, through_softmax=False)),
-        ("backward_unscaled", _masked_variant(_hide, root=False)),
-    ],
-    arg_names=("Q", "K", "V", "dOutput", "mask"),
-    result_names=("dQ", "dK", "dV"),
+    solution=f"n_params = 4 * 1024**2 + 2 * 1024 * 4096 + 4096 + 5 * 1024  # = {_ALL:,}",
+    expected=_ALL,
+    mistakes={
+        "params_times_heads": _ALL + 15 * _ATTENTION,
+        "params_no_vectors": _MATRICES,
+    },
+    name="the number of parameters",
 )
 
 
 # the exercises in the order of the notebook's check cells
 EXERCISES = (
-    GRAD_JACOBIAN_BY_HAND,
-    GRAD_PREDICT_TIED,
-    GRAD_FIX_BACKWARD,
-    GRAD_MASKED_BACKWARD,
+    LN_BY_HAND,
+    LN_FUNCTION,
+    LN_PREDICT_SCALE,
+    BLOCK_FIX_RESIDUAL,
+    PARAMS_GPT2_MEDIUM,
 )

@@ -1,198 +1,221 @@
-"""Checkers for lesson 16, training an attention head.
+"""Checkers for lesson 16, gradients through attention.
 
-Ids: ``dw_by_hand`` (dW_Q = X^T dQ by hand), ``self_attention_grads`` (write the backward
-pass of self-attention), ``predict_untouched_rows`` (predict then check: which rows of
-W_Q a loss on eat's row leaves alone), ``fix_train_step`` (find the bug: a step that
-climbs), ``ce_gradient_eat`` (transfer: the cross-entropy gradient for another target).
-Expected answers come from ``attnlib.grad`` and ``attnlib.core``.
+Ids: ``grad_jacobian_by_hand`` (the softmax Jacobian of p = (1/2, 1/4, 1/4) by hand),
+``grad_predict_tied`` (predict then check: multiply by 10 scores whose top two are tied),
+``grad_fix_backward`` (find the bug: a backward pass whose Jacobian misses the outer
+product), ``grad_masked_backward`` (transfer: the backward pass of masked attention).
+Expected answers come from ``attnlib.grad``, ``attnlib.core`` and ``attnlib.masks``.
 """
 
 import numpy as np
 
 from .. import example as ex
 from ..core import attention, softmax
-from ..grad import attention_backward, self_attention_backward, softmax_jacobian
+from ..grad import attention_backward, softmax_jacobian
+from ..masks import causal_mask
 from ..selfcheck.exercise import Exercise
 from . import widened
 
-# ---- dw_by_hand -------------------------------------------------------------------------------
-X_HAND = np.array([[1.0, 0.0], [2.0, 1.0], [0.0, 3.0]])  # (n, d_model) = (3, 2)
-DQ_HAND = np.array([[1.0, -1.0], [0.0, 2.0], [2.0, 0.0]])  # (n, d_k) = (3, 2)
+# ---- grad_jacobian_by_hand ------------------------------------------------------------------
+P_HAND = np.array([0.5, 0.25, 0.25])
 
-DW_BY_HAND = Exercise(
-    id="dw_by_hand",
-    lesson="16_training_an_attention_head",
+
+J_HAND = softmax_jacobian(P_HAND)
+
+GRAD_JACOBIAN_BY_HAND = Exercise(
+    id="grad_jacobian_by_hand",
+    lesson="16_gradients",
     kind="value",
-    answer="dW_Q",
+    answer="J_hand",
     hints=[
-        "dW_Q = X^T dQ has the shape of W_Q, (d_model, d_k) = (2, 2).",
-        "Entry [a, c] is the sum over the three tokens of X[i, a] * dQ[i, c].",
+        "J[i, j] = p_i (1 - p_i) on the diagonal and -p_i p_j off it.",
+        "J[0, 0] = 0.5 x 0.5 = 0.25; J[0, 1] = -0.5 x 0.25 = -0.125. Each row sums to 0.",
     ],
-    solution=lambda: f"dW_Q = np.array({(X_HAND.T @ DQ_HAND).tolist()})  # X.T @ dQ, by hand",
-    expected=X_HAND.T @ DQ_HAND,
-    mistakes={"dw_transposed": DQ_HAND.T @ X_HAND},
-    name="dW_Q",
+    solution=(
+        "J_hand = [[0.25, -0.125, -0.125],\n"
+        "          [-0.125, 0.1875, -0.0625],\n"
+        "          [-0.125, -0.0625, 0.1875]]"
+    ),
+    expected=J_HAND,
+    mistakes={"jacobian_missing_outer": np.diag(P_HAND), "jacobian_sign": -J_HAND},
+    decimals=4,
+    name="J",
 )
 
 
-# ---- self_attention_grads: write the backward pass ---------------------------------------------
-def _grads_variant(mistake):
-    def backward(X, W_Q, W_K, W_V, dOutput):
-        Q, K, V = X @ W_Q, X @ W_K, X @ W_V
-        dQ, dK, dV = attention_backward(Q, K, V, dOutput)
+# ---- grad_predict_tied: ten times larger scores when the top two are tied -------------------
+TIED_SCORES = np.array([9.0, 9.0, 3.0]) / np.sqrt(2)  # like birds' row, with two keys tied
+TIED_OPTIONS = ("vanishes", "stays", "grows")
+
+
+def _jacobian_norm(scores):
+    return float(np.linalg.norm(softmax_jacobian(softmax(scores))))
+
+
+_BEFORE, _AFTER = _jacobian_norm(TIED_SCORES), _jacobian_norm(10 * TIED_SCORES)
+TIED_ANSWER = (  # the prompt's thresholds: below 0.01, within 10%, or more than 10% larger
+    "vanishes" if _AFTER < 0.01 else "stays" if abs(_AFTER / _BEFORE - 1) <= 0.1 else "grows"
+)
+
+
+GRAD_PREDICT_TIED = Exercise(
+    id="grad_predict_tied",
+    lesson="16_gradients",
+    kind="choice",
+    answer="prediction",
+    hints=[
+        "Multiplying every score by 10 keeps a tie a tie: what do the two tied weights go to?",
+        "The weights go to (1/2, 1/2, 0). Put them into p_i (delta_ij - p_j).",
+    ],
+    solution=f"prediction = {TIED_ANSWER!r}  # the weights go to (1/2, 1/2, 0), not one-hot",
+    expected=TIED_ANSWER,
+    options=TIED_OPTIONS,
+    mistakes={o: "tied_scores_keep_gradient" for o in TIED_OPTIONS if o != TIED_ANSWER},
+)
+
+
+# ---- grad_fix_backward: repair a backward pass ----------------------------------------------
+def _variant(mistake):
+    def backward(Q, K, V, dOutput):
+        _, A = attention(Q, K, V)
+        d_k = Q.shape[-1]
+        dV = A.T @ dOutput
+        dA = dOutput @ V.T
+        dS = {
+            "jacobian_missing_outer": A * dA,
+            "softmax_skipped": dA,
+        }.get(mistake, A * (dA - (A * dA).sum(axis=-1, keepdims=True)))
         if mistake == "backward_unscaled":
-            dQ, dK = dQ * np.sqrt(Q.shape[-1]), dK * np.sqrt(Q.shape[-1])
-        paths = {"Q": dQ @ W_Q.T, "K": dK @ W_K.T, "V": dV @ W_V.T}
-        dX = sum(paths.values())
-        if mistake == "V only":
-            dX = paths["V"]
-        elif mistake == "Q and K only":
-            dX = paths["Q"] + paths["K"]
-        return dX, X.T @ dQ, X.T @ dK, X.T @ dV
+            return dS @ K, dS.T @ Q, dV
+        if mistake == "wrong_d":
+            d_k = V.shape[-1]  # the mistake: d_v's width
+        return dS @ K / np.sqrt(d_k), dS.T @ Q / np.sqrt(d_k), dV
 
     return backward
 
 
-_rng = np.random.default_rng(161)
-GRADS_CASES = [
-    # n = 5, d_model = 3, d_k = 4, d_v = 2
-    tuple(_rng.normal(size=s) for s in [(5, 3), (3, 4), (3, 4), (3, 2), (5, 2)]),
-    (ex.X, ex.W_Q, ex.W_K, ex.W_V, np.array([[1.0, 0.0], [1.0, 0.0], [1.0, 0.0]])),  # lesson's
-    # n = 4, d_model = 6, d_k = 2, d_v = 3
-    tuple(_rng.normal(size=s) for s in [(4, 6), (6, 2), (6, 2), (6, 3), (4, 3)]),
+_rng = np.random.default_rng(13)
+_Q, _K, _V = ex.Q, ex.K, ex.V  # the worked example
+BACKWARD_CASES = [
+    # n_q = 3, n_k = 5, d_k = 4, d_v = 2
+    tuple(_rng.normal(size=s) for s in [(3, 4), (5, 4), (5, 2), (3, 2)]),
+    (_Q, _K, _V, np.array([[1.0, 0.0], [1.0, 0.0], [1.0, 0.0]])),  # the lesson's example
+    # n_q = 4, n_k = 2, d_k = 3, d_v = 5
+    tuple(_rng.normal(size=s) for s in [(4, 3), (2, 3), (2, 5), (4, 5)]),
 ]
 
-SELF_ATTENTION_GRADS = Exercise(
-    id="self_attention_grads",
-    lesson="16_training_an_attention_head",
+
+GRAD_FIX_BACKWARD = Exercise(
+    id="grad_fix_backward",
+    lesson="16_gradients",
     kind="function",
-    answer="self_attention_backward",
+    answer="attention_backward",
     hints=[
-        "Start from dQ, dK, dV = attnlib.attention_backward(X @ W_Q, X @ W_K, X @ W_V, dOutput).",
-        "Each weight: dW = X.T @ (its dQ, dK or dV). X: one path through each projection.",
+        "Compare the broken function's dQ with central differences: which of dQ, dK, dV agree?",
+        "dV is right, so the bug is between dA and dS: the softmax step.",
+        "Each row of dS is (diag(a) - a a^T) dA_i = a * (dA_i - a . dA_i): the broken code "
+        "keeps only the diag(a) part.",
     ],
-    solution="def self_attention_backward(X, W_Q, W_K, W_V, dOutput):\n"
-    "    dQ, dK, dV = attnlib.attention_backward(X @ W_Q, X @ W_K, X @ W_V, dOutput)\n"
-    "    dX = dQ @ W_Q.T + dK @ W_K.T + dV @ W_V.T  # three paths, each (n, d_model)\n"
-    "    return dX, X.T @ dQ, X.T @ dK, X.T @ dV  # dW: (d_model, d_k or d_v)",
+    solution="def attention_backward(Q, K, V, dOutput):\n"
+    "    d_k = Q.shape[-1]\n"
+    "    A = softmax_rows(Q @ K.T / np.sqrt(d_k))  # (n_q, n_k)\n"
+    "    dV = A.T @ dOutput  # (n_k, d_v)\n"
+    "    dA = dOutput @ V.T  # (n_q, n_k)\n"
+    "    dS = A * (dA - (A * dA).sum(axis=1, keepdims=True))  # through softmax, row by row\n"
+    "    dQ = dS @ K / np.sqrt(d_k)  # (n_q, d_k)\n"
+    "    dK = dS.T @ Q / np.sqrt(d_k)  # (n_k, d_k)\n"
+    "    return dQ, dK, dV",
     # the last case has a row whose scores spread past 709 (see widened)
-    cases=[*GRADS_CASES, widened(GRADS_CASES[2], 1, 80)],
-    reference=self_attention_backward,
+    cases=[*BACKWARD_CASES, widened(BACKWARD_CASES[0], 0, 400)],
+    reference=attention_backward,
     mistakes=[
-        ("dx_missing_path", _grads_variant("V only")),
-        ("dx_missing_path", _grads_variant("Q and K only")),
-        ("backward_unscaled", _grads_variant("backward_unscaled")),
+        (code, _variant(code))
+        for code in (
+            "jacobian_missing_outer",
+            "softmax_skipped",
+            "backward_unscaled",
+            "wrong_d",
+        )
     ],
-    arg_names=("X", "W_Q", "W_K", "W_V", "dOutput"),
-    result_names=("dX", "dW_Q", "dW_K", "dW_V"),
+    arg_names=("Q", "K", "V", "dOutput"),
+    result_names=("dQ", "dK", "dV"),
 )
 
 
-# ---- predict_untouched_rows -------------------------------------------------------------------
-PREDICT_UNTOUCHED_ROWS = Exercise(
-    id="predict_untouched_rows",
-    lesson="16_training_an_attention_head",
-    kind="choice",
-    answer="prediction",
-    hints=[
-        "Only eat's row of the scores is in the loss, so only eat's row of dQ is non-zero.",
-        "Row a of dW_Q = X^T dQ is eat's input X[eat, a] times eat's dQ row; eat is (0, 2, 0, 1).",
-    ],
-    solution="prediction = 'rows 1 and 3'  # eat's input is 0 in dims 1 and 3",
-    expected="rows 1 and 3",
-    options=("rows 1 and 3", "rows 2 and 4", "none", "all four"),
-    mistakes={
-        "rows 2 and 4": "dw_zero_input",
-        "none": "dw_zero_input",
-        "all four": "dw_zero_input",
-    },
-)
+# ---- grad_masked_backward: the backward pass when a mask hides keys ------------------------
+def masked_backward(Q, K, V, dOutput, mask):
+    """The reference: attnlib's backward pass with the forward pass's mask."""
+    return attention_backward(Q, K, V, dOutput, mask=mask)
 
 
-# ---- fix_train_step: repair a gradient step ---------------------------------------------------
-def _loss_gradients(X, W_Q, W_K, W_V):
-    """dW_Q, dW_K of L = -log A[0, -1]: the first token should attend to the last."""
-    _, A = attention(X @ W_Q, X @ W_K, X @ W_V)
-    dWeights = np.zeros_like(A)
-    dWeights[0, -1] = -1 / A[0, -1]
-    dOutput = np.zeros((X.shape[0], W_V.shape[1]))
-    _, dW_Q, dW_K, _ = self_attention_backward(X, W_Q, W_K, W_V, dOutput, dWeights=dWeights)
-    return dW_Q, dW_K
+def _masked_variant(weights_of, through_softmax=True, root=True):
+    def backward(Q, K, V, dOutput, mask):
+        d = np.sqrt(Q.shape[-1]) if root else 1.0
+        A = weights_of(Q @ K.T / np.sqrt(Q.shape[-1]), mask)  # (n_q, n_k)
+        dV = A.T @ dOutput
+        dA = dOutput @ V.T
+        dS = A * (dA - (A * dA).sum(axis=-1, keepdims=True)) if through_softmax else A * dA
+        return dS @ K / d, dS.T @ Q / d, dV
+
+    return backward
 
 
-def _train_step(X, W_Q, W_K, W_V, learning_rate):
-    dW_Q, dW_K = _loss_gradients(X, W_Q, W_K, W_V)
-    return W_Q - learning_rate * dW_Q, W_K - learning_rate * dW_K
+def _hide(S, mask):
+    return softmax(np.where(mask, S, -np.inf))
 
 
-def _ascent_step(X, W_Q, W_K, W_V, learning_rate):
-    dW_Q, dW_K = _loss_gradients(X, W_Q, W_K, W_V)
-    return W_Q + learning_rate * dW_Q, W_K + learning_rate * dW_K
-
-
-_rng = np.random.default_rng(162)
-STEP_CASES = [
-    (ex.X, ex.W_Q, ex.W_K, ex.W_V, 0.05),  # the lesson's: birds -> seeds
-    (*(_rng.normal(size=s) for s in [(5, 3), (3, 4), (3, 4), (3, 2)]), 0.1),
-    (*(_rng.normal(size=s) for s in [(4, 6), (6, 2), (6, 2), (6, 3)]), 0.5),
+_rng = np.random.default_rng(110)
+_PATTERN = np.array([[1, 0, 1, 1, 0], [0, 1, 1, 0, 1], [1, 1, 0, 0, 0]], dtype=bool)
+MASKED_BACKWARD_CASES = [
+    # n_q = 3, n_k = 5, d_k = 4, d_v = 2
+    (*(_rng.normal(size=s) for s in [(3, 4), (5, 4), (5, 2), (3, 2)]), causal_mask(3, 5)),
+    (*(_rng.normal(size=s) for s in [(3, 4), (5, 4), (5, 2), (3, 2)]), _PATTERN),
+    (_Q, _K, _V, np.array([[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]]), causal_mask(3)),
 ]
 
-FIX_TRAIN_STEP = Exercise(
-    id="fix_train_step",
-    lesson="16_training_an_attention_head",
+
+GRAD_MASKED_BACKWARD = Exercise(
+    id="grad_masked_backward",
+    lesson="16_gradients",
     kind="function",
-    answer="train_step",
+    answer="attention_backward_masked",
     hints=[
-        "Print the loss before and after one broken step: which way does it move?",
-        "A descent step moves against the gradient: W - learning_rate * dW.",
+        "Only the forward pass changes: hide the keys with -inf before softmax, as in lesson 09.",
+        "A hidden key has weight 0, so a * (dA - a . dA) is 0 there: it gets no gradient.",
+        "S = np.where(mask, Q @ K.T / np.sqrt(d_k), -np.inf); A = softmax_rows(S); then the "
+        "same backward steps as attention_backward.",
     ],
-    solution="def train_step(X, W_Q, W_K, W_V, learning_rate):\n"
-    "    _, A = attnlib.attention(X @ W_Q, X @ W_K, X @ W_V)  # (n, n)\n"
-    "    dWeights = np.zeros_like(A)\n"
-    "    dWeights[0, -1] = -1 / A[0, -1]  # d(-log a) / da\n"
-    "    dOutput = np.zeros((X.shape[0], W_V.shape[1]))  # the output is not in the loss\n"
-    "    _, dW_Q, dW_K, _ = attnlib.self_attention_backward(\n"
-    "        X, W_Q, W_K, W_V, dOutput, dWeights=dWeights\n"
-    "    )\n"
-    "    return W_Q - learning_rate * dW_Q, W_K - learning_rate * dW_K",
+    solution="def attention_backward_masked(Q, K, V, dOutput, mask):\n"
+    "    d_k = Q.shape[-1]\n"
+    "    S = np.where(mask, Q @ K.T / np.sqrt(d_k), -np.inf)  # hide keys before softmax\n"
+    "    A = softmax_rows(S)  # (n_q, n_k), 0 where the mask is False\n"
+    "    dV = A.T @ dOutput  # (n_k, d_v)\n"
+    "    dA = dOutput @ V.T  # (n_q, n_k)\n"
+    "    dS = A * (dA - (A * dA).sum(axis=1, keepdims=True))  # 0 for every hidden key\n"
+    "    dQ = dS @ K / np.sqrt(d_k)  # (n_q, d_k)\n"
+    "    dK = dS.T @ Q / np.sqrt(d_k)  # (n_k, d_k)\n"
+    "    return dQ, dK, dV",
     # the last case has a row whose scores spread past 709 (see widened)
-    cases=[*STEP_CASES, widened(STEP_CASES[1], 1, 200)],
-    reference=_train_step,
-    mistakes=[("gradient_ascent", _ascent_step)],
-    arg_names=("X", "W_Q", "W_K", "W_V", "learning_rate"),
-    result_names=("W_Q", "W_K"),
-)
-
-
-# ---- ce_gradient_eat: the cross-entropy gradient for another target ---------------------------
-_P = softmax(ex.SCALED[0])  # birds' weights, (n_k,)
-_EAT = ex.TOKENS.index("eat")
-_D_WEIGHTS = np.zeros(3)
-_D_WEIGHTS[_EAT] = -1 / _P[_EAT]  # d(-log p_eat) / dp
-_D_SCORES = softmax_jacobian(_P) @ _D_WEIGHTS  # through the Jacobian: p - e_eat
-
-CE_GRADIENT_EAT = Exercise(
-    id="ce_gradient_eat",
-    lesson="16_training_an_attention_head",
-    kind="value",
-    answer="dL_ds",
-    hints=[
-        "The lesson derived d(-log p_t) / ds = p - e_t for target t; here t is eat.",
-        "Birds' weights are (0.013, 0.882, 0.106): subtract 1 from eat's entry.",
+    cases=[
+        *MASKED_BACKWARD_CASES,
+        widened(MASKED_BACKWARD_CASES[0], 0, 1000),
     ],
-    solution=lambda: f"dL_ds = np.array({np.round(_D_SCORES, 3).tolist()})  # weights - [0, 1, 0]",
-    expected=_D_SCORES,
-    mistakes={"ce_sign": -_D_SCORES, "ce_weights_not_scores": _D_WEIGHTS},
-    decimals=3,
-    name="dL/ds",
+    reference=masked_backward,
+    mistakes=[
+        ("mask_ignored", _masked_variant(lambda S, mask: softmax(S))),
+        ("mask_after_softmax", _masked_variant(lambda S, mask: softmax(S) * mask)),
+        ("jacobian_missing_outer", _masked_variant(_hide, through_softmax=False)),
+        ("backward_unscaled", _masked_variant(_hide, root=False)),
+    ],
+    arg_names=("Q", "K", "V", "dOutput", "mask"),
+    result_names=("dQ", "dK", "dV"),
 )
 
 
 # the exercises in the order of the notebook's check cells
 EXERCISES = (
-    DW_BY_HAND,
-    SELF_ATTENTION_GRADS,
-    PREDICT_UNTOUCHED_ROWS,
-    FIX_TRAIN_STEP,
-    CE_GRADIENT_EAT,
+    GRAD_JACOBIAN_BY_HAND,
+    GRAD_PREDICT_TIED,
+    GRAD_FIX_BACKWARD,
+    GRAD_MASKED_BACKWARD,
 )

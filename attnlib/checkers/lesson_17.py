@@ -1,237 +1,198 @@
-"""Checkers for lesson 17, the cost of attention and blocked attention.
+"""Checkers for lesson 17, training an attention head.
 
-Ids: ``cost_matrix_mib`` (by hand: the memory of one n x n matrix),
-``cost_doubling`` (predict: how memory grows when n doubles, full and blocked),
-``online_rescale`` (by hand: one step of the running max and rescaled running sum),
-``blocked_causal`` (transfer: causal blocked attention that skips the tiles above the
-diagonal). Expected answers come from ``attnlib.core``, ``attnlib.masks`` and numpy.
+Ids: ``dw_by_hand`` (dW_Q = X^T dQ by hand), ``self_attention_grads`` (write the backward
+pass of self-attention), ``predict_untouched_rows`` (predict then check: which rows of
+W_Q a loss on eat's row leaves alone), ``fix_train_step`` (find the bug: a step that
+climbs), ``ce_gradient_eat`` (transfer: the cross-entropy gradient for another target).
+Expected answers come from ``attnlib.grad`` and ``attnlib.core``.
 """
 
 import numpy as np
 
 from .. import example as ex
-from ..core import attention, attention_weights, softmax
-from ..masks import causal_mask
+from ..core import attention, softmax
+from ..grad import attention_backward, self_attention_backward, softmax_jacobian
 from ..selfcheck.exercise import Exercise
+from . import widened
 
-# ---- cost_matrix_mib: one n x n float64 matrix at n = 4096 ----------------------------------
-N_MIB = 4096
-MATRIX_BYTES = np.zeros((N_MIB, N_MIB), dtype=np.float64).nbytes  # n * n * 8
+# ---- dw_by_hand -------------------------------------------------------------------------------
+X_HAND = np.array([[1.0, 0.0], [2.0, 1.0], [0.0, 3.0]])  # (n, d_model) = (3, 2)
+DQ_HAND = np.array([[1.0, -1.0], [0.0, 2.0], [2.0, 0.0]])  # (n, d_k) = (3, 2)
 
-
-COST_MATRIX_MIB = Exercise(
-    id="cost_matrix_mib",
-    lesson="17_cost_and_memory",
+DW_BY_HAND = Exercise(
+    id="dw_by_hand",
+    lesson="17_training_an_attention_head",
     kind="value",
-    answer="mib",
+    answer="dW_Q",
     hints=[
-        "The score matrix has one entry per (query, key) pair.",
-        "n x n entries, 8 bytes each for float64.",
-        "mib = 4096 * 4096 * 8 / 2**20",
+        "dW_Q = X^T dQ has the shape of W_Q, (d_model, d_k) = (2, 2).",
+        "Entry [a, c] is the sum over the three tokens of X[i, a] * dQ[i, c].",
     ],
-    solution=lambda: f"mib = 4096 * 4096 * 8 / 2**20  # = {MATRIX_BYTES / 2**20:g}",
-    expected=MATRIX_BYTES / 2**20,
-    mistakes={
-        "linear_in_n": N_MIB * 8 / 2**20,
-        "float32_bytes": MATRIX_BYTES / 2 / 2**20,
-        "decimal_megabytes": MATRIX_BYTES / 1e6,
-    },
-    decimals=1,
-    name="mib",
+    solution=lambda: f"dW_Q = np.array({(X_HAND.T @ DQ_HAND).tolist()})  # X.T @ dQ, by hand",
+    expected=X_HAND.T @ DQ_HAND,
+    mistakes={"dw_transposed": DQ_HAND.T @ X_HAND},
+    name="dW_Q",
 )
 
 
-# ---- cost_doubling: memory growth when n doubles, full and blocked --------------------------
-def _growth(memory_of_n, n=1024):
-    return memory_of_n(2 * n) / memory_of_n(n)
+# ---- self_attention_grads: write the backward pass ---------------------------------------------
+def _grads_variant(mistake):
+    def backward(X, W_Q, W_K, W_V, dOutput):
+        Q, K, V = X @ W_Q, X @ W_K, X @ W_V
+        dQ, dK, dV = attention_backward(Q, K, V, dOutput)
+        if mistake == "backward_unscaled":
+            dQ, dK = dQ * np.sqrt(Q.shape[-1]), dK * np.sqrt(Q.shape[-1])
+        paths = {"Q": dQ @ W_Q.T, "K": dK @ W_K.T, "V": dV @ W_V.T}
+        dX = sum(paths.values())
+        if mistake == "V only":
+            dX = paths["V"]
+        elif mistake == "Q and K only":
+            dX = paths["Q"] + paths["K"]
+        return dX, X.T @ dQ, X.T @ dK, X.T @ dV
+
+    return backward
 
 
-FULL_GROWTH = _growth(lambda n: 8 * n * n)  # full attention holds n x n arrays
-BLOCKED_GROWTH = _growth(lambda n: 8 * n * 128)  # an (n, block_size) slice and n-row sums
-
-
-COST_DOUBLING = Exercise(
-    id="cost_doubling",
-    lesson="17_cost_and_memory",
-    kind="tuple",
-    answer="(growth_full, growth_blocked)",
-    hints=[
-        "Full attention holds n x n arrays; blocked attention holds (n, block_size) ones.",
-        "Replace n by 2n in n^2 and in n, and divide.",
-        "growth_full = 4, growth_blocked = 2",
-    ],
-    solution=lambda: f"growth_full = {FULL_GROWTH:g}\ngrowth_blocked = {BLOCKED_GROWTH:g}",
-    expected=(FULL_GROWTH, BLOCKED_GROWTH),
-    mistakes={
-        0: {"linear_in_n": BLOCKED_GROWTH},
-        1: {"blocked_memory_quadratic": FULL_GROWTH},
-    },
-    names=("growth_full", "growth_blocked"),
-)
-
-
-# ---- online_rescale: one update of the running max and running sum --------------------------
-BLOCK_1 = np.array([1.0, 2.0])  # one query's scores, first block of keys
-BLOCK_2 = np.array([3.0, 0.5])  # the next block: its 3 raises the max
-M_OLD = float(BLOCK_1.max())
-L_OLD = float(np.exp(BLOCK_1 - M_OLD).sum())
-ROW = np.concatenate([BLOCK_1, BLOCK_2])
-M_NEW = float(ROW.max())
-L_NEW = float(np.exp(ROW - M_NEW).sum())  # the sum over all four keys, measured from M_NEW
-_NEW_PART = float(np.exp(BLOCK_2 - M_NEW).sum())
-
-
-ONLINE_RESCALE = Exercise(
-    id="online_rescale",
-    lesson="17_cost_and_memory",
-    kind="tuple",
-    answer="(m_new, l_new)",
-    hints=[
-        "The new max is the larger of m_old and the new block's largest score.",
-        "The old sum was measured from m_old; re-measure it from m_new by multiplying it by "
-        "exp(m_old - m_new), then add exp(s - m_new) for the new block's scores.",
-        "l_new = l_old * exp(m_old - m_new) + exp(3 - m_new) + exp(0.5 - m_new)",
-    ],
-    solution=lambda: (
-        "m_new = max(m_old, 3.0, 0.5)\n"
-        "l_new = l_old * np.exp(m_old - m_new) + np.exp(3.0 - m_new) + np.exp(0.5 - m_new)\n"
-        f"# m_new = {M_NEW:g}, l_new = {L_NEW:.4f}"
-    ),
-    expected=(M_NEW, L_NEW),
-    mistakes={
-        1: {
-            "no_rescale": L_OLD + _NEW_PART,
-            "rescale_inverted": L_OLD * np.exp(M_NEW - M_OLD) + _NEW_PART,
-        }
-    },
-    decimals=3,
-    names=("m_new", "l_new"),
-)
-
-
-# ---- blocked_causal: causal blocked attention, tiles above the diagonal skipped ------------
-def causal_attention(Q, K, V, block_size, flipped=False):
-    """The reference: full attention under the causal mask (block_size changes nothing);
-    ``flipped`` uses the upper triangle instead, a mistake."""
-    mask = causal_mask(Q.shape[0], K.shape[0])
-    return attention(Q, K, V, mask=mask.T if flipped else mask)[0]
-
-
-def visible_prefix_attention(Q, K, V, block_size):
-    """The reference: query i reads keys 0..i and their values, and nothing after them.
-
-    Equal to full attention under the causal mask for finite inputs; where a value row
-    holds nan, only the queries that may see that key get nan (a weight of 0 times nan is
-    still nan, so a function that reads a hidden block spreads it to earlier queries).
-    """
-    d_k = Q.shape[-1]
-    rows = [softmax(Q[i] @ K[: i + 1].T / np.sqrt(d_k)) @ V[: i + 1] for i in range(len(Q))]
-    return np.array(rows)  # (n, d_v)
-
-
-def _full_masked(Q, K, V, block_size):
-    """Every score computed, the hidden ones masked: right, but reads every block."""
-    return attention_weights(Q, K, mask=causal_mask(Q.shape[0], K.shape[0])) @ V
-
-
-def _tiled(
-    Q, K, V, block_size, mask_inside=True, rescale_l=True, rescale_a=True, root=True, skip=True
-):
-    """Causal blocked attention in square tiles, with switches that make each named mistake."""
-    n, d_k = Q.shape
-    output = np.zeros((n, V.shape[1]))
-    for q_start in range(0, n, block_size):
-        Q_b = Q[q_start : q_start + block_size]  # (b_q, d_k)
-        rows = np.arange(q_start, q_start + len(Q_b))[:, None]  # (b_q, 1) query positions
-        m = np.full((len(Q_b), 1), -np.inf)
-        l_sum = np.zeros((len(Q_b), 1))
-        a_sum = np.zeros((len(Q_b), V.shape[1]))
-        last = q_start + len(Q_b) if skip else n  # up to the diagonal tile, or every block
-        for k_start in range(0, last, block_size):
-            S_b = Q_b @ K[k_start : k_start + block_size].T  # (b_q, b_k)
-            S_b = S_b / np.sqrt(d_k) if root else S_b
-            cols = np.arange(k_start, k_start + S_b.shape[1])[None, :]  # (1, b_k)
-            S_b = np.where(cols <= rows, S_b, -np.inf) if mask_inside else S_b
-            m_new = np.maximum(m, S_b.max(axis=1, keepdims=True))
-            old_to_new = np.where(np.isfinite(m), np.exp(m - m_new), 0.0)
-            P_b = np.exp(S_b - m_new)
-            l_sum = (l_sum * old_to_new if rescale_l else l_sum) + P_b.sum(axis=1, keepdims=True)
-            a_sum = a_sum * old_to_new if rescale_a else a_sum
-            a_sum = a_sum + P_b @ V[k_start : k_start + block_size]
-            m = m_new
-        output[q_start : q_start + len(Q_b)] = a_sum / l_sum
-    return output
-
-
-_rng = np.random.default_rng(120)
-_Q64, _K64, _V63 = (_rng.normal(size=s) for s in [(6, 4), (6, 4), (6, 3)])
-_Q73, _K73, _V72 = (_rng.normal(size=s) for s in [(7, 3), (7, 3), (7, 2)])
-BLOCKED_CAUSAL_CASES = [
-    (_Q64, _K64, _V63, 2),  # n = 6, d_k = 4, d_v = 3: tiles of 2 x 2
-    (_Q73, _K73, _V72, 3),  # n = 7 = 3 + 3 + 1: a short last tile
-    (ex.Q, ex.K, ex.V, 2),  # the worked example: birds, eat | seeds
-    (_Q64 * 40, _K64 * 40, _V63, 4),  # scores up to about 2e3: exp overflows without the max
-    # value row 2, the first key of the second block, is nan: queries 0 and 1 may not see key
-    # 2, so a function that skips their hidden block keeps their rows finite; one that reads
-    # it (even masked: 0 * nan is nan) does not
-    (_Q64, _K64, np.where(np.arange(6)[:, None] == 2, np.nan, _V63), 2),
+_rng = np.random.default_rng(161)
+GRADS_CASES = [
+    # n = 5, d_model = 3, d_k = 4, d_v = 2
+    tuple(_rng.normal(size=s) for s in [(5, 3), (3, 4), (3, 4), (3, 2), (5, 2)]),
+    (ex.X, ex.W_Q, ex.W_K, ex.W_V, np.array([[1.0, 0.0], [1.0, 0.0], [1.0, 0.0]])),  # lesson's
+    # n = 4, d_model = 6, d_k = 2, d_v = 3
+    tuple(_rng.normal(size=s) for s in [(4, 6), (6, 2), (6, 2), (6, 3), (4, 3)]),
 ]
 
-
-BLOCKED_CAUSAL = Exercise(
-    id="blocked_causal",
-    lesson="17_cost_and_memory",
+SELF_ATTENTION_GRADS = Exercise(
+    id="self_attention_grads",
+    lesson="17_training_an_attention_head",
     kind="function",
-    answer="causal_blocked_attention",
+    answer="self_attention_backward",
     hints=[
-        "Take block_size queries at a time. Query i may see keys 0..i, so key blocks that "
-        "start after the tile's last query can be skipped.",
-        "The key block on the diagonal is only partly visible: inside it, hide key j from "
-        "query i when j > i (np.where(cols <= rows, S_b, -np.inf)).",
-        "For each query tile: m, l_sum, a_sum as in blocked_by_hand, over the key blocks "
-        "range(0, q_start + len(Q_b), block_size), masking each S_b before its max.",
+        "Start from dQ, dK, dV = attnlib.attention_backward(X @ W_Q, X @ W_K, X @ W_V, dOutput).",
+        "Each weight: dW = X.T @ (its dQ, dK or dV). X: one path through each projection.",
     ],
-    solution="def causal_blocked_attention(Q, K, V, block_size):\n"
-    "    n, d_k = Q.shape\n"
-    "    output = np.zeros((n, V.shape[1]))  # (n, d_v)\n"
-    "    for q_start in range(0, n, block_size):\n"
-    "        Q_b = Q[q_start : q_start + block_size]  # (b_q, d_k)\n"
-    "        rows = np.arange(q_start, q_start + len(Q_b))[:, None]  # query positions\n"
-    "        m = np.full((len(Q_b), 1), -np.inf)\n"
-    "        l_sum = np.zeros((len(Q_b), 1))\n"
-    "        a_sum = np.zeros((len(Q_b), V.shape[1]))\n"
-    "        for k_start in range(0, q_start + len(Q_b), block_size):  # to the diagonal\n"
-    "            S_b = Q_b @ K[k_start : k_start + block_size].T / np.sqrt(d_k)  # (b_q, b_k)\n"
-    "            cols = np.arange(k_start, k_start + S_b.shape[1])[None, :]  # key positions\n"
-    "            S_b = np.where(cols <= rows, S_b, -np.inf)  # the diagonal tile is half hidden\n"
-    "            m_new = np.maximum(m, S_b.max(axis=1, keepdims=True))\n"
-    "            P_b = np.exp(S_b - m_new)\n"
-    "            l_sum = l_sum * np.exp(m - m_new) + P_b.sum(axis=1, keepdims=True)\n"
-    "            a_sum = a_sum * np.exp(m - m_new) + P_b @ V[k_start : k_start + block_size]\n"
-    "            m = m_new\n"
-    "        output[q_start : q_start + len(Q_b)] = a_sum / l_sum\n"
-    "    return output",
-    cases=BLOCKED_CAUSAL_CASES,
-    reference=visible_prefix_attention,
+    solution="def self_attention_backward(X, W_Q, W_K, W_V, dOutput):\n"
+    "    dQ, dK, dV = attnlib.attention_backward(X @ W_Q, X @ W_K, X @ W_V, dOutput)\n"
+    "    dX = dQ @ W_Q.T + dK @ W_K.T + dV @ W_V.T  # three paths, each (n, d_model)\n"
+    "    return dX, X.T @ dQ, X.T @ dK, X.T @ dV  # dW: (d_model, d_k or d_v)",
+    # the last case has a row whose scores spread past 709 (see widened)
+    cases=[*GRADS_CASES, widened(GRADS_CASES[2], 1, 80)],
+    reference=self_attention_backward,
     mistakes=[
-        ("overflow", None),  # inf or nan on large scores, whatever else went wrong
-        ("blocks_not_skipped", _full_masked),
-        ("blocks_not_skipped", lambda *args: _tiled(*args, skip=False)),
-        ("mask_ignored", lambda Q, K, V, b: attention(Q, K, V)[0]),
-        ("diagonal_block_unmasked", lambda *args: _tiled(*args, mask_inside=False)),
-        ("causal_sees_future", lambda Q, K, V, b: causal_attention(Q, K, V, b, flipped=True)),
-        ("values_not_rescaled", lambda *args: _tiled(*args, rescale_a=False)),
-        ("no_rescale", lambda *args: _tiled(*args, rescale_l=False, rescale_a=False)),
-        ("unscaled", lambda *args: _tiled(*args, root=False)),
+        ("dx_missing_path", _grads_variant("V only")),
+        ("dx_missing_path", _grads_variant("Q and K only")),
+        ("backward_unscaled", _grads_variant("backward_unscaled")),
     ],
-    arg_names=("Q", "K", "V", "block_size"),
+    arg_names=("X", "W_Q", "W_K", "W_V", "dOutput"),
+    result_names=("dX", "dW_Q", "dW_K", "dW_V"),
+)
+
+
+# ---- predict_untouched_rows -------------------------------------------------------------------
+PREDICT_UNTOUCHED_ROWS = Exercise(
+    id="predict_untouched_rows",
+    lesson="17_training_an_attention_head",
+    kind="choice",
+    answer="prediction",
+    hints=[
+        "Only eat's row of the scores is in the loss, so only eat's row of dQ is non-zero.",
+        "Row a of dW_Q = X^T dQ is eat's input X[eat, a] times eat's dQ row; eat is (0, 2, 0, 1).",
+    ],
+    solution="prediction = 'rows 1 and 3'  # eat's input is 0 in dims 1 and 3",
+    expected="rows 1 and 3",
+    options=("rows 1 and 3", "rows 2 and 4", "none", "all four"),
+    mistakes={
+        "rows 2 and 4": "dw_zero_input",
+        "none": "dw_zero_input",
+        "all four": "dw_zero_input",
+    },
+)
+
+
+# ---- fix_train_step: repair a gradient step ---------------------------------------------------
+def _loss_gradients(X, W_Q, W_K, W_V):
+    """dW_Q, dW_K of L = -log A[0, -1]: the first token should attend to the last."""
+    _, A = attention(X @ W_Q, X @ W_K, X @ W_V)
+    dWeights = np.zeros_like(A)
+    dWeights[0, -1] = -1 / A[0, -1]
+    dOutput = np.zeros((X.shape[0], W_V.shape[1]))
+    _, dW_Q, dW_K, _ = self_attention_backward(X, W_Q, W_K, W_V, dOutput, dWeights=dWeights)
+    return dW_Q, dW_K
+
+
+def _train_step(X, W_Q, W_K, W_V, learning_rate):
+    dW_Q, dW_K = _loss_gradients(X, W_Q, W_K, W_V)
+    return W_Q - learning_rate * dW_Q, W_K - learning_rate * dW_K
+
+
+def _ascent_step(X, W_Q, W_K, W_V, learning_rate):
+    dW_Q, dW_K = _loss_gradients(X, W_Q, W_K, W_V)
+    return W_Q + learning_rate * dW_Q, W_K + learning_rate * dW_K
+
+
+_rng = np.random.default_rng(162)
+STEP_CASES = [
+    (ex.X, ex.W_Q, ex.W_K, ex.W_V, 0.05),  # the lesson's: birds -> seeds
+    (*(_rng.normal(size=s) for s in [(5, 3), (3, 4), (3, 4), (3, 2)]), 0.1),
+    (*(_rng.normal(size=s) for s in [(4, 6), (6, 2), (6, 2), (6, 3)]), 0.5),
+]
+
+FIX_TRAIN_STEP = Exercise(
+    id="fix_train_step",
+    lesson="17_training_an_attention_head",
+    kind="function",
+    answer="train_step",
+    hints=[
+        "Print the loss before and after one broken step: which way does it move?",
+        "A descent step moves against the gradient: W - learning_rate * dW.",
+    ],
+    solution="def train_step(X, W_Q, W_K, W_V, learning_rate):\n"
+    "    _, A = attnlib.attention(X @ W_Q, X @ W_K, X @ W_V)  # (n, n)\n"
+    "    dWeights = np.zeros_like(A)\n"
+    "    dWeights[0, -1] = -1 / A[0, -1]  # d(-log a) / da\n"
+    "    dOutput = np.zeros((X.shape[0], W_V.shape[1]))  # the output is not in the loss\n"
+    "    _, dW_Q, dW_K, _ = attnlib.self_attention_backward(\n"
+    "        X, W_Q, W_K, W_V, dOutput, dWeights=dWeights\n"
+    "    )\n"
+    "    return W_Q - learning_rate * dW_Q, W_K - learning_rate * dW_K",
+    # the last case has a row whose scores spread past 709 (see widened)
+    cases=[*STEP_CASES, widened(STEP_CASES[1], 1, 200)],
+    reference=_train_step,
+    mistakes=[("gradient_ascent", _ascent_step)],
+    arg_names=("X", "W_Q", "W_K", "W_V", "learning_rate"),
+    result_names=("W_Q", "W_K"),
+)
+
+
+# ---- ce_gradient_eat: the cross-entropy gradient for another target ---------------------------
+_P = softmax(ex.SCALED[0])  # birds' weights, (n_k,)
+_EAT = ex.TOKENS.index("eat")
+_D_WEIGHTS = np.zeros(3)
+_D_WEIGHTS[_EAT] = -1 / _P[_EAT]  # d(-log p_eat) / dp
+_D_SCORES = softmax_jacobian(_P) @ _D_WEIGHTS  # through the Jacobian: p - e_eat
+
+CE_GRADIENT_EAT = Exercise(
+    id="ce_gradient_eat",
+    lesson="17_training_an_attention_head",
+    kind="value",
+    answer="dL_ds",
+    hints=[
+        "The lesson derived d(-log p_t) / ds = p - e_t for target t; here t is eat.",
+        "Birds' weights are (0.013, 0.882, 0.106): subtract 1 from eat's entry.",
+    ],
+    solution=lambda: f"dL_ds = np.array({np.round(_D_SCORES, 3).tolist()})  # weights - [0, 1, 0]",
+    expected=_D_SCORES,
+    mistakes={"ce_sign": -_D_SCORES, "ce_weights_not_scores": _D_WEIGHTS},
+    decimals=3,
+    name="dL/ds",
 )
 
 
 # the exercises in the order of the notebook's check cells
 EXERCISES = (
-    COST_MATRIX_MIB,
-    COST_DOUBLING,
-    ONLINE_RESCALE,
-    BLOCKED_CAUSAL,
+    DW_BY_HAND,
+    SELF_ATTENTION_GRADS,
+    PREDICT_UNTOUCHED_ROWS,
+    FIX_TRAIN_STEP,
+    CE_GRADIENT_EAT,
 )

@@ -1,219 +1,237 @@
-"""Checkers for lesson 18, precision: softmax in float32 and float16.
+"""Checkers for lesson 18, the cost of attention and blocked attention.
 
-Ids: ``fp16_limits`` (by hand: float16's largest number and where exp overflows),
-``softmax_half`` (write a softmax for float16 that computes in float32),
-``fp16_stall`` (predict then check: a float16 running total of 8192 weights),
-``attention_half_fix`` (find the bug: scores formed in float16 before the cast),
-``bf16_limits`` (transfer: the same two numbers for bfloat16). Expected answers come
-from numpy's ``finfo``, from bit patterns and from ``attnlib.core``.
+Ids: ``cost_matrix_mib`` (by hand: the memory of one n x n matrix),
+``cost_doubling`` (predict: how memory grows when n doubles, full and blocked),
+``online_rescale`` (by hand: one step of the running max and rescaled running sum),
+``blocked_causal`` (transfer: causal blocked attention that skips the tiles above the
+diagonal). Expected answers come from ``attnlib.core``, ``attnlib.masks`` and numpy.
 """
 
 import numpy as np
 
 from .. import example as ex
-from ..core import attention, softmax
+from ..core import attention, attention_weights, softmax
+from ..masks import causal_mask
 from ..selfcheck.exercise import Exercise
-from . import widened
 
-# ---- fp16_limits: float16's largest number and the score where exp overflows ---------------
-FP16_MAX = float(np.finfo(np.float16).max)
-FP16_LIMIT = float(np.log(FP16_MAX))
+# ---- cost_matrix_mib: one n x n float64 matrix at n = 4096 ----------------------------------
+N_MIB = 4096
+MATRIX_BYTES = np.zeros((N_MIB, N_MIB), dtype=np.float64).nbytes  # n * n * 8
 
-FP16_LIMITS = Exercise(
-    id="fp16_limits",
-    lesson="18_precision",
-    kind="tuple",
-    answer="(x_max, x_limit)",
+
+COST_MATRIX_MIB = Exercise(
+    id="cost_matrix_mib",
+    lesson="18_cost_and_memory",
+    kind="value",
+    answer="mib",
     hints=[
-        "Every mantissa bit set gives 1.1111111111 in binary, just under 2; the top ordinary "
-        "exponent of float16 is 15.",
-        "exp(x) reaches x_max where x = ln(x_max).",
-        "x_max = (2 - 2**-10) * 2**15; x_limit = np.log(x_max)",
+        "The score matrix has one entry per (query, key) pair.",
+        "n x n entries, 8 bytes each for float64.",
+        "mib = 4096 * 4096 * 8 / 2**20",
     ],
-    solution=lambda: (
-        "x_max = (2 - 2**-10) * 2**15  # every mantissa bit set, the top ordinary exponent\n"
-        f"x_limit = np.log(x_max)  # = {FP16_LIMIT:.4f}"
-    ),
-    expected=(FP16_MAX, FP16_LIMIT),
+    solution=lambda: f"mib = 4096 * 4096 * 8 / 2**20  # = {MATRIX_BYTES / 2**20:g}",
+    expected=MATRIX_BYTES / 2**20,
     mistakes={
-        0: {"exponent_all_ones": 2 * FP16_MAX, "max_power_of_two": 2.0**16},
-        1: {"log10_not_ln": float(np.log10(FP16_MAX))},
+        "linear_in_n": N_MIB * 8 / 2**20,
+        "float32_bytes": MATRIX_BYTES / 2 / 2**20,
+        "decimal_megabytes": MATRIX_BYTES / 1e6,
     },
-    decimals=2,
-    names=("x_max", "x_limit"),
+    decimals=1,
+    name="mib",
 )
 
 
-# ---- softmax_half: float16 in, float16 out, computed in float32 -----------------------------
-def _softmax_in(x, dtype, axis=-1, row_max=True):
-    """Softmax of x computed in ``dtype``, handed back as float16; switches make mistakes."""
-    z = np.asarray(x).astype(dtype)
-    top = z.max(axis=axis, keepdims=True) if row_max else z.max()
-    E = np.exp(z - top)
-    return (E / E.sum(axis=axis, keepdims=True)).astype(np.float16)
+# ---- cost_doubling: memory growth when n doubles, full and blocked --------------------------
+def _growth(memory_of_n, n=1024):
+    return memory_of_n(2 * n) / memory_of_n(n)
 
 
-def _naive_half(x):
-    E = np.exp(np.asarray(x, dtype=np.float16))  # overflows float16 past 11.09
-    return E / E.sum(axis=-1, keepdims=True)
+FULL_GROWTH = _growth(lambda n: 8 * n * n)  # full attention holds n x n arrays
+BLOCKED_GROWTH = _growth(lambda n: 8 * n * 128)  # an (n, block_size) slice and n-row sums
 
 
-_rng = np.random.default_rng(17)
-SOFTMAX_HALF_CASES = [
-    (ex.SCALED.astype(np.float16),),  # the worked example's scaled scores, (3, 3)
-    ((10 * _rng.normal(size=(3, 5))).astype(np.float16),),  # scores past 11.09
-    # far apart, one row past float32's 88.72: computing in float32 still needs the row max
-    (np.array([[100.0, 101.0, 99.0], [-80.0, -79.0, -81.0]], dtype=np.float16),),
+COST_DOUBLING = Exercise(
+    id="cost_doubling",
+    lesson="18_cost_and_memory",
+    kind="tuple",
+    answer="(growth_full, growth_blocked)",
+    hints=[
+        "Full attention holds n x n arrays; blocked attention holds (n, block_size) ones.",
+        "Replace n by 2n in n^2 and in n, and divide.",
+        "growth_full = 4, growth_blocked = 2",
+    ],
+    solution=lambda: f"growth_full = {FULL_GROWTH:g}\ngrowth_blocked = {BLOCKED_GROWTH:g}",
+    expected=(FULL_GROWTH, BLOCKED_GROWTH),
+    mistakes={
+        0: {"linear_in_n": BLOCKED_GROWTH},
+        1: {"blocked_memory_quadratic": FULL_GROWTH},
+    },
+    names=("growth_full", "growth_blocked"),
+)
+
+
+# ---- online_rescale: one update of the running max and running sum --------------------------
+BLOCK_1 = np.array([1.0, 2.0])  # one query's scores, first block of keys
+BLOCK_2 = np.array([3.0, 0.5])  # the next block: its 3 raises the max
+M_OLD = float(BLOCK_1.max())
+L_OLD = float(np.exp(BLOCK_1 - M_OLD).sum())
+ROW = np.concatenate([BLOCK_1, BLOCK_2])
+M_NEW = float(ROW.max())
+L_NEW = float(np.exp(ROW - M_NEW).sum())  # the sum over all four keys, measured from M_NEW
+_NEW_PART = float(np.exp(BLOCK_2 - M_NEW).sum())
+
+
+ONLINE_RESCALE = Exercise(
+    id="online_rescale",
+    lesson="18_cost_and_memory",
+    kind="tuple",
+    answer="(m_new, l_new)",
+    hints=[
+        "The new max is the larger of m_old and the new block's largest score.",
+        "The old sum was measured from m_old; re-measure it from m_new by multiplying it by "
+        "exp(m_old - m_new), then add exp(s - m_new) for the new block's scores.",
+        "l_new = l_old * exp(m_old - m_new) + exp(3 - m_new) + exp(0.5 - m_new)",
+    ],
+    solution=lambda: (
+        "m_new = max(m_old, 3.0, 0.5)\n"
+        "l_new = l_old * np.exp(m_old - m_new) + np.exp(3.0 - m_new) + np.exp(0.5 - m_new)\n"
+        f"# m_new = {M_NEW:g}, l_new = {L_NEW:.4f}"
+    ),
+    expected=(M_NEW, L_NEW),
+    mistakes={
+        1: {
+            "no_rescale": L_OLD + _NEW_PART,
+            "rescale_inverted": L_OLD * np.exp(M_NEW - M_OLD) + _NEW_PART,
+        }
+    },
+    decimals=3,
+    names=("m_new", "l_new"),
+)
+
+
+# ---- blocked_causal: causal blocked attention, tiles above the diagonal skipped ------------
+def causal_attention(Q, K, V, block_size, flipped=False):
+    """The reference: full attention under the causal mask (block_size changes nothing);
+    ``flipped`` uses the upper triangle instead, a mistake."""
+    mask = causal_mask(Q.shape[0], K.shape[0])
+    return attention(Q, K, V, mask=mask.T if flipped else mask)[0]
+
+
+def visible_prefix_attention(Q, K, V, block_size):
+    """The reference: query i reads keys 0..i and their values, and nothing after them.
+
+    Equal to full attention under the causal mask for finite inputs; where a value row
+    holds nan, only the queries that may see that key get nan (a weight of 0 times nan is
+    still nan, so a function that reads a hidden block spreads it to earlier queries).
+    """
+    d_k = Q.shape[-1]
+    rows = [softmax(Q[i] @ K[: i + 1].T / np.sqrt(d_k)) @ V[: i + 1] for i in range(len(Q))]
+    return np.array(rows)  # (n, d_v)
+
+
+def _full_masked(Q, K, V, block_size):
+    """Every score computed, the hidden ones masked: right, but reads every block."""
+    return attention_weights(Q, K, mask=causal_mask(Q.shape[0], K.shape[0])) @ V
+
+
+def _tiled(
+    Q, K, V, block_size, mask_inside=True, rescale_l=True, rescale_a=True, root=True, skip=True
+):
+    """Causal blocked attention in square tiles, with switches that make each named mistake."""
+    n, d_k = Q.shape
+    output = np.zeros((n, V.shape[1]))
+    for q_start in range(0, n, block_size):
+        Q_b = Q[q_start : q_start + block_size]  # (b_q, d_k)
+        rows = np.arange(q_start, q_start + len(Q_b))[:, None]  # (b_q, 1) query positions
+        m = np.full((len(Q_b), 1), -np.inf)
+        l_sum = np.zeros((len(Q_b), 1))
+        a_sum = np.zeros((len(Q_b), V.shape[1]))
+        last = q_start + len(Q_b) if skip else n  # up to the diagonal tile, or every block
+        for k_start in range(0, last, block_size):
+            S_b = Q_b @ K[k_start : k_start + block_size].T  # (b_q, b_k)
+            S_b = S_b / np.sqrt(d_k) if root else S_b
+            cols = np.arange(k_start, k_start + S_b.shape[1])[None, :]  # (1, b_k)
+            S_b = np.where(cols <= rows, S_b, -np.inf) if mask_inside else S_b
+            m_new = np.maximum(m, S_b.max(axis=1, keepdims=True))
+            old_to_new = np.where(np.isfinite(m), np.exp(m - m_new), 0.0)
+            P_b = np.exp(S_b - m_new)
+            l_sum = (l_sum * old_to_new if rescale_l else l_sum) + P_b.sum(axis=1, keepdims=True)
+            a_sum = a_sum * old_to_new if rescale_a else a_sum
+            a_sum = a_sum + P_b @ V[k_start : k_start + block_size]
+            m = m_new
+        output[q_start : q_start + len(Q_b)] = a_sum / l_sum
+    return output
+
+
+_rng = np.random.default_rng(120)
+_Q64, _K64, _V63 = (_rng.normal(size=s) for s in [(6, 4), (6, 4), (6, 3)])
+_Q73, _K73, _V72 = (_rng.normal(size=s) for s in [(7, 3), (7, 3), (7, 2)])
+BLOCKED_CAUSAL_CASES = [
+    (_Q64, _K64, _V63, 2),  # n = 6, d_k = 4, d_v = 3: tiles of 2 x 2
+    (_Q73, _K73, _V72, 3),  # n = 7 = 3 + 3 + 1: a short last tile
+    (ex.Q, ex.K, ex.V, 2),  # the worked example: birds, eat | seeds
+    (_Q64 * 40, _K64 * 40, _V63, 4),  # scores up to about 2e3: exp overflows without the max
+    # value row 2, the first key of the second block, is nan: queries 0 and 1 may not see key
+    # 2, so a function that skips their hidden block keeps their rows finite; one that reads
+    # it (even masked: 0 * nan is nan) does not
+    (_Q64, _K64, np.where(np.arange(6)[:, None] == 2, np.nan, _V63), 2),
 ]
 
 
-SOFTMAX_HALF = Exercise(
-    id="softmax_half",
-    lesson="18_precision",
+BLOCKED_CAUSAL = Exercise(
+    id="blocked_causal",
+    lesson="18_cost_and_memory",
     kind="function",
-    answer="softmax_half",
+    answer="causal_blocked_attention",
     hints=[
-        "Cast to float32 first; do every step there; cast the weights back to float16 once.",
-        "Subtract each row's own maximum (axis=-1, keepdims=True) before np.exp.",
-        "z = x.astype(np.float32); E = np.exp(z - z.max(axis=-1, keepdims=True)); "
-        "return (E / E.sum(axis=-1, keepdims=True)).astype(np.float16)",
+        "Take block_size queries at a time. Query i may see keys 0..i, so key blocks that "
+        "start after the tile's last query can be skipped.",
+        "The key block on the diagonal is only partly visible: inside it, hide key j from "
+        "query i when j > i (np.where(cols <= rows, S_b, -np.inf)).",
+        "For each query tile: m, l_sum, a_sum as in blocked_by_hand, over the key blocks "
+        "range(0, q_start + len(Q_b), block_size), masking each S_b before its max.",
     ],
-    solution="def softmax_half(x):\n"
-    "    z = x.astype(np.float32)  # compute in float32\n"
-    "    E = np.exp(z - z.max(axis=-1, keepdims=True))  # (..., n_k), every entry in (0, 1]\n"
-    "    return (E / E.sum(axis=-1, keepdims=True)).astype(np.float16)  # rounded once",
-    # the last case has a row whose scores spread past 709 (see widened)
-    cases=[*SOFTMAX_HALF_CASES, widened(SOFTMAX_HALF_CASES[1], 0, 60)],
-    reference=lambda x: softmax(x),  # attnlib: float16 in, float16 out, computed in float32
+    solution="def causal_blocked_attention(Q, K, V, block_size):\n"
+    "    n, d_k = Q.shape\n"
+    "    output = np.zeros((n, V.shape[1]))  # (n, d_v)\n"
+    "    for q_start in range(0, n, block_size):\n"
+    "        Q_b = Q[q_start : q_start + block_size]  # (b_q, d_k)\n"
+    "        rows = np.arange(q_start, q_start + len(Q_b))[:, None]  # query positions\n"
+    "        m = np.full((len(Q_b), 1), -np.inf)\n"
+    "        l_sum = np.zeros((len(Q_b), 1))\n"
+    "        a_sum = np.zeros((len(Q_b), V.shape[1]))\n"
+    "        for k_start in range(0, q_start + len(Q_b), block_size):  # to the diagonal\n"
+    "            S_b = Q_b @ K[k_start : k_start + block_size].T / np.sqrt(d_k)  # (b_q, b_k)\n"
+    "            cols = np.arange(k_start, k_start + S_b.shape[1])[None, :]  # key positions\n"
+    "            S_b = np.where(cols <= rows, S_b, -np.inf)  # the diagonal tile is half hidden\n"
+    "            m_new = np.maximum(m, S_b.max(axis=1, keepdims=True))\n"
+    "            P_b = np.exp(S_b - m_new)\n"
+    "            l_sum = l_sum * np.exp(m - m_new) + P_b.sum(axis=1, keepdims=True)\n"
+    "            a_sum = a_sum * np.exp(m - m_new) + P_b @ V[k_start : k_start + block_size]\n"
+    "            m = m_new\n"
+    "        output[q_start : q_start + len(Q_b)] = a_sum / l_sum\n"
+    "    return output",
+    cases=BLOCKED_CAUSAL_CASES,
+    reference=visible_prefix_attention,
     mistakes=[
-        ("wrong_axis", lambda x: _softmax_in(x, np.float32, axis=0)),
-        ("global_max", lambda x: _softmax_in(x, np.float32, row_max=False)),
-        ("overflow", _naive_half),
+        ("overflow", None),  # inf or nan on large scores, whatever else went wrong
+        ("blocks_not_skipped", _full_masked),
+        ("blocks_not_skipped", lambda *args: _tiled(*args, skip=False)),
+        ("mask_ignored", lambda Q, K, V, b: attention(Q, K, V)[0]),
+        ("diagonal_block_unmasked", lambda *args: _tiled(*args, mask_inside=False)),
+        ("causal_sees_future", lambda Q, K, V, b: causal_attention(Q, K, V, b, flipped=True)),
+        ("values_not_rescaled", lambda *args: _tiled(*args, rescale_a=False)),
+        ("no_rescale", lambda *args: _tiled(*args, rescale_l=False, rescale_a=False)),
+        ("unscaled", lambda *args: _tiled(*args, root=False)),
     ],
-    decimals=3,
-    arg_names=("x",),
-    dtype="float16",  # float16 out: a float32 or float64 result is wrong
-)
-
-
-# ---- fp16_stall: a float16 running total of 8192 weights of 1/8192 --------------------------
-N_STALL = 8192
-_W = np.full(N_STALL, 1 / N_STALL, dtype=np.float16)  # each exactly 2^-13
-TOTAL16 = float(np.cumsum(_W, dtype=np.float16)[-1])  # one addition at a time, in float16
-TOTAL32 = float(np.cumsum(_W, dtype=np.float32)[-1])
-
-FP16_STALL = Exercise(
-    id="fp16_stall",
-    lesson="18_precision",
-    kind="tuple",
-    answer="(total16, total32)",
-    hints=[
-        "The float16 total stops growing once the gap between float16 numbers at the total "
-        "is twice the addend: then each addition lands halfway and rounds back.",
-        "The gap at a total in [2^k, 2^(k+1)) is 2^(k-10); the addend is 2^-13.",
-        "The gap is 2^-12 = 2 x 2^-13 from 0.25 on, so the float16 total stalls at 0.25.",
-    ],
-    solution=lambda: (
-        f"total16 = {TOTAL16:g}  # stalls where the gap is 2^-12\ntotal32 = {TOTAL32:g}"
-    ),
-    expected=(TOTAL16, TOTAL32),
-    mistakes={0: {"fp16_sum_exact": TOTAL32, "stall_copied": 0.5}},
-    decimals=3,
-    names=("total16", "total32"),
-)
-
-
-# ---- attention_half_fix: scores formed in float16, cast too late ----------------------------
-def _attention_half(Q, K, V, cast_first=True, root=True):
-    """float16 attention computed in float32; switches make the named mistakes."""
-    if cast_first:
-        Q, K = Q.astype(np.float32), K.astype(np.float32)
-    with np.errstate(all="ignore"):
-        S = (Q @ K.T).astype(np.float32)  # (n_q, n_k)
-        S = S / np.sqrt(np.float32(Q.shape[-1])) if root else S
-        E = np.exp(S - S.max(axis=-1, keepdims=True))
-        A = E / E.sum(axis=-1, keepdims=True)
-        return (A @ V.astype(np.float32)).astype(np.float16)
-
-
-_Q34, _K54, _V52 = (_rng.normal(size=s).astype(np.float16) for s in [(3, 4), (5, 4), (5, 2)])
-_Q_DOC, _K_DOC, _V_DOC = (M.astype(np.float16) for M in (ex.Q, ex.K, ex.V))
-ATTENTION_HALF_CASES = [
-    (_Q_DOC, _K_DOC, _V_DOC),  # the worked example in float16
-    (_Q34, _K54, _V52),  # n_q = 3, n_k = 5, d_k = 4, d_v = 2
-    (100 * _Q_DOC, 100 * _K_DOC, _V_DOC),  # scores up to 90000, past float16's 65504
-    # scaled scores up to 143000: still past 65504 after dividing by sqrt(d_k), so a "fix"
-    # that scales first but stays in float16 overflows too
-    (150 * _Q_DOC, 150 * _K_DOC, _V_DOC),
-]
-
-
-ATTENTION_HALF_FIX = Exercise(
-    id="attention_half_fix",
-    lesson="18_precision",
-    kind="function",
-    answer="attention_half",
-    hints=[
-        "Try the broken function on 100 * Q and 100 * K: where does the first inf appear?",
-        "Q @ K.T of two float16 arrays is a float16 array: past 65504 it is already inf, "
-        "before any cast.",
-        "Cast Q and K (and V) to float32 before the product, then cast the output back once.",
-    ],
-    solution="def attention_half(Q, K, V):\n"
-    "    Q, K, V = (M.astype(np.float32) for M in (Q, K, V))  # cast first\n"
-    "    S = Q @ K.T / np.sqrt(np.float32(Q.shape[-1]))  # (n_q, n_k), in float32\n"
-    "    E = np.exp(S - S.max(axis=-1, keepdims=True))\n"
-    "    A = E / E.sum(axis=-1, keepdims=True)\n"
-    "    return (A @ V).astype(np.float16)  # rounded once, at the end",
-    cases=ATTENTION_HALF_CASES,
-    reference=lambda Q, K, V: attention(Q, K, V)[0],
-    mistakes=[
-        ("cast_after_product", lambda Q, K, V: _attention_half(Q, K, V, cast_first=False)),
-        ("unscaled", lambda Q, K, V: _attention_half(Q, K, V, root=False)),
-    ],
-    decimals=2,
-    arg_names=("Q", "K", "V"),
-    dtype="float16",  # float16 out: a float32 or float64 result is wrong
-)
-
-
-# ---- bf16_limits: transfer to bfloat16 (8 exponent bits, 7 mantissa bits) -------------------
-# bfloat16 is the top half of a float32: its largest finite number has the bits 0x7F7F.
-BF16_MAX = float(np.array([0x7F7F0000], dtype=np.uint32).view(np.float32)[0])
-BF16_LIMIT = float(np.log(BF16_MAX))
-
-BF16_LIMITS = Exercise(
-    id="bf16_limits",
-    lesson="18_precision",
-    kind="tuple",
-    answer="(x_max, x_limit)",
-    hints=[
-        "The rule of the lesson holds for any format: (2 - 2^-m) * 2^e for m mantissa bits "
-        "and top ordinary exponent e.",
-        "bfloat16 has float32's 8 exponent bits (top ordinary exponent 127) and 7 mantissa bits.",
-        "x_max = (2 - 2**-7) * 2**127; x_limit = np.log(x_max)",
-    ],
-    solution=lambda: (
-        f"x_max = (2 - 2**-7) * 2**127  # = {BF16_MAX:.5g}\n"
-        f"x_limit = np.log(x_max)  # = {BF16_LIMIT:.4f}, as float32's: the same exponent range"
-    ),
-    expected=(BF16_MAX, BF16_LIMIT),
-    mistakes={
-        0: {
-            "bf16_mantissa": float(np.finfo(np.float32).max),
-            "bf16_exponent": BF16_MAX / 2.0**112,  # the top exponent 15 in place of 127
-        },
-        1: {"log10_not_ln": float(np.log10(BF16_MAX))},
-    },
-    names=("x_max", "x_limit"),
+    arg_names=("Q", "K", "V", "block_size"),
 )
 
 
 # the exercises in the order of the notebook's check cells
 EXERCISES = (
-    FP16_LIMITS,
-    SOFTMAX_HALF,
-    FP16_STALL,
-    ATTENTION_HALF_FIX,
-    BF16_LIMITS,
+    COST_MATRIX_MIB,
+    COST_DOUBLING,
+    ONLINE_RESCALE,
+    BLOCKED_CAUSAL,
 )

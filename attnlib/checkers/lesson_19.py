@@ -1,202 +1,219 @@
-"""Checkers for lesson 19, checking attention against a framework.
+"""Checkers for lesson 19, precision: softmax in float32 and float16.
 
-Ids: ``is_causal_mask`` (by hand: the mask of PyTorch's ``is_causal`` for n_q = 2,
-n_k = 4), ``attention_like_torch`` (write a function: SDPA's ``scale`` through
-``attnlib.attention``), ``float32_tolerance`` (predict then check: the smallest rtol at
-which float32 attention matches float64), ``bnhd_fix`` (find the bug: attention on
-arrays laid out (batch, n, heads, d)), ``kv_cache_mask`` (transfer: the mask of a
-decoder with cached keys). Expected answers come from ``attnlib.core`` and
-``attnlib.masks``.
+Ids: ``fp16_limits`` (by hand: float16's largest number and where exp overflows),
+``softmax_half`` (write a softmax for float16 that computes in float32),
+``fp16_stall`` (predict then check: a float16 running total of 8192 weights),
+``attention_half_fix`` (find the bug: scores formed in float16 before the cast),
+``bf16_limits`` (transfer: the same two numbers for bfloat16). Expected answers come
+from numpy's ``finfo``, from bit patterns and from ``attnlib.core``.
 """
 
 import numpy as np
 
-from ..core import attention
-from ..masks import causal_mask
+from .. import example as ex
+from ..core import attention, softmax
 from ..selfcheck.exercise import Exercise
 from . import widened
 
-# ---- is_causal_mask: PyTorch's is_causal for two queries and four keys ----------------------
-IS_CAUSAL = causal_mask(2, 4)  # top-left, what is_causal=True builds
+# ---- fp16_limits: float16's largest number and the score where exp overflows ---------------
+FP16_MAX = float(np.finfo(np.float16).max)
+FP16_LIMIT = float(np.log(FP16_MAX))
 
-IS_CAUSAL_MASK = Exercise(
-    id="is_causal_mask",
-    lesson="19_checking_against_a_framework",
-    kind="value",
-    answer="mask",
+FP16_LIMITS = Exercise(
+    id="fp16_limits",
+    lesson="19_precision",
+    kind="tuple",
+    answer="(x_max, x_limit)",
     hints=[
-        "is_causal builds torch.ones(n_q, n_k).tril(): query i sees keys j <= i.",
-        "Row 0 is query 0: it sees key 0 only. Row 1 sees keys 0 and 1.",
-        "mask = [[True, False, False, False], [True, True, False, False]]",
+        "Every mantissa bit set gives 1.1111111111 in binary, just under 2; the top ordinary "
+        "exponent of float16 is 15.",
+        "exp(x) reaches x_max where x = ln(x_max).",
+        "x_max = (2 - 2**-10) * 2**15; x_limit = np.log(x_max)",
     ],
-    solution="mask = np.array([[True, False, False, False],\n"
-    "                 [True, True, False, False]])  # np.tril(np.ones((2, 4), dtype=bool))",
-    expected=IS_CAUSAL,
+    solution=lambda: (
+        "x_max = (2 - 2**-10) * 2**15  # every mantissa bit set, the top ordinary exponent\n"
+        f"x_limit = np.log(x_max)  # = {FP16_LIMIT:.4f}"
+    ),
+    expected=(FP16_MAX, FP16_LIMIT),
     mistakes={
-        "causal_bottom_right": causal_mask(2, 4, align="bottom_right"),
-        "mask_inverted": ~IS_CAUSAL,
+        0: {"exponent_all_ones": 2 * FP16_MAX, "max_power_of_two": 2.0**16},
+        1: {"log10_not_ln": float(np.log10(FP16_MAX))},
     },
-    name="mask",
+    decimals=2,
+    names=("x_max", "x_limit"),
 )
 
 
-# ---- attention_like_torch: SDPA's scale through attnlib.attention ---------------------------
-def _like_torch(Q, K, V, scale, *, divides=False, twice=False, width=None):
-    """What SDPA returns for ``scale`` (None: 1/sqrt(d_k)); switches make the mistakes."""
-    d_k = Q.shape[-1]
-    if scale is None:
-        factor = np.sqrt(d_k) / np.sqrt(width or d_k)  # 1 unless the default used another width
-    elif divides:
-        factor = np.sqrt(d_k) / scale
-    elif twice:
-        factor = scale
-    else:
-        factor = scale * np.sqrt(d_k)
-    return attention(Q * factor, K, V)[0]
+# ---- softmax_half: float16 in, float16 out, computed in float32 -----------------------------
+def _softmax_in(x, dtype, axis=-1, row_max=True):
+    """Softmax of x computed in ``dtype``, handed back as float16; switches make mistakes."""
+    z = np.asarray(x).astype(dtype)
+    top = z.max(axis=axis, keepdims=True) if row_max else z.max()
+    E = np.exp(z - top)
+    return (E / E.sum(axis=axis, keepdims=True)).astype(np.float16)
 
 
-_rng = np.random.default_rng(18)
-_Q34, _K54, _V52 = (_rng.normal(size=s) for s in [(3, 4), (5, 4), (5, 2)])
-_Q4, _K4, _V4 = (_rng.normal(size=s) for s in [(2, 3, 3, 4), (2, 3, 5, 4), (2, 3, 5, 2)])
-LIKE_TORCH_CASES = [
-    (_Q34, _K54, _V52, None),  # the default: 1 / sqrt(d_k)
-    (_Q34, _K54, _V52, 1.0),  # a model that folded the factor into W_Q
-    (_Q34, _K54, _V52, 0.25),
-    (_Q4, _K4, _V4, 0.5),  # (batch, heads, n, d)
+def _naive_half(x):
+    E = np.exp(np.asarray(x, dtype=np.float16))  # overflows float16 past 11.09
+    return E / E.sum(axis=-1, keepdims=True)
+
+
+_rng = np.random.default_rng(17)
+SOFTMAX_HALF_CASES = [
+    (ex.SCALED.astype(np.float16),),  # the worked example's scaled scores, (3, 3)
+    ((10 * _rng.normal(size=(3, 5))).astype(np.float16),),  # scores past 11.09
+    # far apart, one row past float32's 88.72: computing in float32 still needs the row max
+    (np.array([[100.0, 101.0, 99.0], [-80.0, -79.0, -81.0]], dtype=np.float16),),
 ]
 
 
-ATTENTION_LIKE_TORCH = Exercise(
-    id="attention_like_torch",
-    lesson="19_checking_against_a_framework",
+SOFTMAX_HALF = Exercise(
+    id="softmax_half",
+    lesson="19_precision",
     kind="function",
-    answer="attention_like_torch",
+    answer="softmax_half",
     hints=[
-        "SDPA computes softmax(Q K^T * scale) V; attnlib computes softmax(Q K^T / sqrt(d_k)) V.",
-        "Scaling a query scales its scores: pick the factor f with f / sqrt(d_k) = scale.",
-        "f = 1 when scale is None, else scale * sqrt(d_k); return attnlib.attention(Q * f, K, "
-        "V)[0]",
+        "Cast to float32 first; do every step there; cast the weights back to float16 once.",
+        "Subtract each row's own maximum (axis=-1, keepdims=True) before np.exp.",
+        "z = x.astype(np.float32); E = np.exp(z - z.max(axis=-1, keepdims=True)); "
+        "return (E / E.sum(axis=-1, keepdims=True)).astype(np.float16)",
     ],
-    solution="def attention_like_torch(Q, K, V, scale=None):\n"
-    "    if scale is None:\n"
-    "        return attnlib.attention(Q, K, V)[0]  # SDPA's default is attnlib's 1 / sqrt(d_k)\n"
-    "    d_k = Q.shape[-1]\n"
-    "    return attnlib.attention(Q * (scale * np.sqrt(d_k)), K, V)[0]",
+    solution="def softmax_half(x):\n"
+    "    z = x.astype(np.float32)  # compute in float32\n"
+    "    E = np.exp(z - z.max(axis=-1, keepdims=True))  # (..., n_k), every entry in (0, 1]\n"
+    "    return (E / E.sum(axis=-1, keepdims=True)).astype(np.float16)  # rounded once",
     # the last case has a row whose scores spread past 709 (see widened)
-    cases=[*LIKE_TORCH_CASES, widened(LIKE_TORCH_CASES[3], 0, 500)],
-    reference=_like_torch,
+    cases=[*SOFTMAX_HALF_CASES, widened(SOFTMAX_HALF_CASES[1], 0, 60)],
+    reference=lambda x: softmax(x),  # attnlib: float16 in, float16 out, computed in float32
     mistakes=[
-        ("scale_divides", lambda Q, K, V, s: _like_torch(Q, K, V, s, divides=True)),
-        ("scale_twice", lambda Q, K, V, s: _like_torch(Q, K, V, s, twice=True)),
-        ("wrong_d", lambda Q, K, V, s: _like_torch(Q, K, V, s, width=V.shape[-1])),
+        ("wrong_axis", lambda x: _softmax_in(x, np.float32, axis=0)),
+        ("global_max", lambda x: _softmax_in(x, np.float32, row_max=False)),
+        ("overflow", _naive_half),
     ],
-    arg_names=("Q", "K", "V", "scale"),
+    decimals=3,
+    arg_names=("x",),
+    dtype="float16",  # float16 out: a float32 or float64 result is wrong
 )
 
 
-# ---- float32_tolerance: predict the smallest rtol that float32 attention meets --------------
-def tolerance_inputs():
-    """The inputs of the exercise notebook's experiment: (batch, heads, n, d), seeded."""
-    rng = np.random.default_rng(0)
-    Q = 8 * rng.normal(size=(2, 3, 3, 4))  # scores in the tens: their errors grow with them
-    K = 8 * rng.normal(size=(2, 3, 5, 4))
-    V = rng.uniform(1, 2, size=(2, 3, 5, 2))  # outputs between 1 and 2: rtol is meaningful
-    return Q, K, V
+# ---- fp16_stall: a float16 running total of 8192 weights of 1/8192 --------------------------
+N_STALL = 8192
+_W = np.full(N_STALL, 1 / N_STALL, dtype=np.float16)  # each exactly 2^-13
+TOTAL16 = float(np.cumsum(_W, dtype=np.float16)[-1])  # one addition at a time, in float16
+TOTAL32 = float(np.cumsum(_W, dtype=np.float32)[-1])
 
-
-RTOL_OPTIONS = ("1e-7", "1e-5", "1e-2")
-
-
-def _smallest_passing_rtol():
-    Q, K, V = tolerance_inputs()
-    output64, _ = attention(Q, K, V)
-    output32, _ = attention(*(M.astype(np.float32) for M in (Q, K, V)))
-    relative = np.abs(output32 - output64) / np.abs(output64)
-    return next(option for option in RTOL_OPTIONS if relative.max() <= float(option))
-
-
-FLOAT32_TOLERANCE = Exercise(
-    id="float32_tolerance",
-    lesson="19_checking_against_a_framework",
-    kind="choice",
-    answer="rtol",
+FP16_STALL = Exercise(
+    id="fp16_stall",
+    lesson="19_precision",
+    kind="tuple",
+    answer="(total16, total32)",
     hints=[
-        "Each float32 number carries about 7 significant digits, and each step rounds again.",
-        "The lesson's rule of thumb for float32 gave a tolerance of about 5e-7.",
+        "The float16 total stops growing once the gap between float16 numbers at the total "
+        "is twice the addend: then each addition lands halfway and rounds back.",
+        "The gap at a total in [2^k, 2^(k+1)) is 2^(k-10); the addend is 2^-13.",
+        "The gap is 2^-12 = 2 x 2^-13 from 0.25 on, so the float16 total stalls at 0.25.",
     ],
-    solution=lambda: f"rtol = {_smallest_passing_rtol()!r}  # float32: a few units of 1e-7 off",
-    expected=_smallest_passing_rtol(),
-    options=RTOL_OPTIONS,
-    mistakes={"1e-7": "tolerance_too_tight", "1e-2": "tolerance_too_loose"},
+    solution=lambda: (
+        f"total16 = {TOTAL16:g}  # stalls where the gap is 2^-12\ntotal32 = {TOTAL32:g}"
+    ),
+    expected=(TOTAL16, TOTAL32),
+    mistakes={0: {"fp16_sum_exact": TOTAL32, "stall_copied": 0.5}},
+    decimals=3,
+    names=("total16", "total32"),
 )
 
 
-# ---- bnhd_fix: attention on arrays laid out (batch, n, heads, d) ----------------------------
-def _bnhd(Q, K, V, swap_v=True, swap_qk=True):
-    """Attention on (batch, n, heads, d) arrays; switches make the named mistakes."""
-    if swap_qk:
-        Q, K = Q.swapaxes(1, 2), K.swapaxes(1, 2)  # (batch, heads, n, d)
-    V = V.swapaxes(1, 2) if swap_v else V
-    output, _ = attention(Q, K, V)
-    return output.swapaxes(1, 2) if swap_qk else output  # (batch, n_q, heads, d_v)
+# ---- attention_half_fix: scores formed in float16, cast too late ----------------------------
+def _attention_half(Q, K, V, cast_first=True, root=True):
+    """float16 attention computed in float32; switches make the named mistakes."""
+    if cast_first:
+        Q, K = Q.astype(np.float32), K.astype(np.float32)
+    with np.errstate(all="ignore"):
+        S = (Q @ K.T).astype(np.float32)  # (n_q, n_k)
+        S = S / np.sqrt(np.float32(Q.shape[-1])) if root else S
+        E = np.exp(S - S.max(axis=-1, keepdims=True))
+        A = E / E.sum(axis=-1, keepdims=True)
+        return (A @ V.astype(np.float32)).astype(np.float16)
 
 
-BNHD_CASES = [
-    tuple(_rng.normal(size=(2, 3, 3, d)) for d in (4, 4, 2)),  # n = heads = 3: no error
-    tuple(_rng.normal(size=(2, n, 2, d)) for n, d in ((3, 4), (5, 4), (5, 2))),  # n_q != n_k
+_Q34, _K54, _V52 = (_rng.normal(size=s).astype(np.float16) for s in [(3, 4), (5, 4), (5, 2)])
+_Q_DOC, _K_DOC, _V_DOC = (M.astype(np.float16) for M in (ex.Q, ex.K, ex.V))
+ATTENTION_HALF_CASES = [
+    (_Q_DOC, _K_DOC, _V_DOC),  # the worked example in float16
+    (_Q34, _K54, _V52),  # n_q = 3, n_k = 5, d_k = 4, d_v = 2
+    (100 * _Q_DOC, 100 * _K_DOC, _V_DOC),  # scores up to 90000, past float16's 65504
+    # scaled scores up to 143000: still past 65504 after dividing by sqrt(d_k), so a "fix"
+    # that scales first but stays in float16 overflows too
+    (150 * _Q_DOC, 150 * _K_DOC, _V_DOC),
 ]
 
 
-BNHD_FIX = Exercise(
-    id="bnhd_fix",
-    lesson="19_checking_against_a_framework",
+ATTENTION_HALF_FIX = Exercise(
+    id="attention_half_fix",
+    lesson="19_precision",
     kind="function",
-    answer="attention_bnhd",
+    answer="attention_half",
     hints=[
-        "Write down the layout of Q, K and V after each line.",
-        "attnlib.attention needs all three as (batch, heads, n, d).",
-        "Swap axes 1 and 2 of V too: V.swapaxes(1, 2).",
+        "Try the broken function on 100 * Q and 100 * K: where does the first inf appear?",
+        "Q @ K.T of two float16 arrays is a float16 array: past 65504 it is already inf, "
+        "before any cast.",
+        "Cast Q and K (and V) to float32 before the product, then cast the output back once.",
     ],
-    solution="def attention_bnhd(Q, K, V):\n"
-    "    Q, K, V = (M.swapaxes(1, 2) for M in (Q, K, V))  # (batch, heads, n, d)\n"
-    "    output, _ = attnlib.attention(Q, K, V)  # (batch, heads, n_q, d_v)\n"
-    "    return output.swapaxes(1, 2)  # (batch, n_q, heads, d_v)",
-    # the last case has a row whose scores spread past 709 (see widened)
-    cases=[*BNHD_CASES, widened(BNHD_CASES[1], 0, 250)],
-    reference=_bnhd,
+    solution="def attention_half(Q, K, V):\n"
+    "    Q, K, V = (M.astype(np.float32) for M in (Q, K, V))  # cast first\n"
+    "    S = Q @ K.T / np.sqrt(np.float32(Q.shape[-1]))  # (n_q, n_k), in float32\n"
+    "    E = np.exp(S - S.max(axis=-1, keepdims=True))\n"
+    "    A = E / E.sum(axis=-1, keepdims=True)\n"
+    "    return (A @ V).astype(np.float16)  # rounded once, at the end",
+    cases=ATTENTION_HALF_CASES,
+    reference=lambda Q, K, V: attention(Q, K, V)[0],
     mistakes=[
-        ("v_not_swapped", lambda Q, K, V: _bnhd(Q, K, V, swap_v=False)),
-        ("heads_as_tokens", lambda Q, K, V: _bnhd(Q, K, V, swap_v=False, swap_qk=False)),
+        ("cast_after_product", lambda Q, K, V: _attention_half(Q, K, V, cast_first=False)),
+        ("unscaled", lambda Q, K, V: _attention_half(Q, K, V, root=False)),
     ],
+    decimals=2,
     arg_names=("Q", "K", "V"),
+    dtype="float16",  # float16 out: a float32 or float64 result is wrong
 )
 
 
-# ---- kv_cache_mask: 2 cached tokens and 3 new ones ------------------------------------------
-KV_CACHE = causal_mask(3, 5, align="bottom_right")
+# ---- bf16_limits: transfer to bfloat16 (8 exponent bits, 7 mantissa bits) -------------------
+# bfloat16 is the top half of a float32: its largest finite number has the bits 0x7F7F.
+BF16_MAX = float(np.array([0x7F7F0000], dtype=np.uint32).view(np.float32)[0])
+BF16_LIMIT = float(np.log(BF16_MAX))
 
-KV_CACHE_MASK = Exercise(
-    id="kv_cache_mask",
-    lesson="19_checking_against_a_framework",
-    kind="value",
-    answer="mask",
+BF16_LIMITS = Exercise(
+    id="bf16_limits",
+    lesson="19_precision",
+    kind="tuple",
+    answer="(x_max, x_limit)",
     hints=[
-        "The 3 queries are tokens 2, 3 and 4 of the 5: each sees every key up to its own position.",
-        "Query i (i = 0, 1, 2) sees keys j <= i + 2: the last query sees all five.",
-        "mask = np.tril(np.ones((3, 5), dtype=bool), k=2)",
+        "The rule of the lesson holds for any format: (2 - 2^-m) * 2^e for m mantissa bits "
+        "and top ordinary exponent e.",
+        "bfloat16 has float32's 8 exponent bits (top ordinary exponent 127) and 7 mantissa bits.",
+        "x_max = (2 - 2**-7) * 2**127; x_limit = np.log(x_max)",
     ],
-    solution="mask = np.tril(np.ones((3, 5), dtype=bool), k=5 - 3)  # bottom-right alignment",
-    expected=KV_CACHE,
-    mistakes={"causal_top_left": causal_mask(3, 5), "mask_inverted": ~KV_CACHE},
-    name="mask",
+    solution=lambda: (
+        f"x_max = (2 - 2**-7) * 2**127  # = {BF16_MAX:.5g}\n"
+        f"x_limit = np.log(x_max)  # = {BF16_LIMIT:.4f}, as float32's: the same exponent range"
+    ),
+    expected=(BF16_MAX, BF16_LIMIT),
+    mistakes={
+        0: {
+            "bf16_mantissa": float(np.finfo(np.float32).max),
+            "bf16_exponent": BF16_MAX / 2.0**112,  # the top exponent 15 in place of 127
+        },
+        1: {"log10_not_ln": float(np.log10(BF16_MAX))},
+    },
+    names=("x_max", "x_limit"),
 )
 
 
 # the exercises in the order of the notebook's check cells
 EXERCISES = (
-    IS_CAUSAL_MASK,
-    ATTENTION_LIKE_TORCH,
-    FLOAT32_TOLERANCE,
-    BNHD_FIX,
-    KV_CACHE_MASK,
+    FP16_LIMITS,
+    SOFTMAX_HALF,
+    FP16_STALL,
+    ATTENTION_HALF_FIX,
+    BF16_LIMITS,
 )

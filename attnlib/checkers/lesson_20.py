@@ -1,246 +1,202 @@
-"""Checkers for lesson 20, rotary positions.
+"""Checkers for lesson 20, checking attention against a framework.
 
-Ids: ``rope_by_hand`` (birds' query turned to place 2 and its score with seeds' key at
-place 0), ``rope_rotate`` (write the interleaved rotation), ``rope_predict_swap`` (does
-swapping the places of a query and a key keep the score?), ``rope_fix_halves`` (find the
-bug: the half layout with angles laid out for the interleaved one), ``alibi_bias`` (the
-ALiBi bias for cached keys, a transfer). Expected answers come from ``attnlib.rotary``
-and ``attnlib.masks``; the mistakes are written out here.
+Ids: ``is_causal_mask`` (by hand: the mask of PyTorch's ``is_causal`` for n_q = 2,
+n_k = 4), ``attention_like_torch`` (write a function: SDPA's ``scale`` through
+``attnlib.attention``), ``float32_tolerance`` (predict then check: the smallest rtol at
+which float32 attention matches float64), ``bnhd_fix`` (find the bug: attention on
+arrays laid out (batch, n, heads, d)), ``kv_cache_mask`` (transfer: the mask of a
+decoder with cached keys). Expected answers come from ``attnlib.core`` and
+``attnlib.masks``.
 """
 
 import numpy as np
 
-from .. import example as ex
+from ..core import attention
 from ..masks import causal_mask
-from ..rotary import apply_rotary
 from ..selfcheck.exercise import Exercise
+from . import widened
 
-LESSON = "20_rotary_positions"
+# ---- is_causal_mask: PyTorch's is_causal for two queries and four keys ----------------------
+IS_CAUSAL = causal_mask(2, 4)  # top-left, what is_causal=True builds
 
-
-def _turn(x, angle):
-    """One pair (x_1, x_2) turned counterclockwise by ``angle``."""
-    c, s = np.cos(angle), np.sin(angle)
-    return np.array([x[0] * c - x[1] * s, x[0] * s + x[1] * c])
-
-
-# ---- rope_by_hand: "seeds eat birds", birds' query at place 2, seeds' key at place 0 --------
-Q_BIRDS, K_SEEDS = ex.Q[0], ex.K[2]  # (1, 4) and (2, 1)
-P_BIRDS, R_SEEDS = 2, 0  # places in "seeds eat birds"; d_k = 2, so theta_0 = 1
-_q_turned = apply_rotary(Q_BIRDS[None], [P_BIRDS])[0]
-_k_turned = apply_rotary(K_SEEDS[None], [R_SEEDS])[0]  # place 0: not turned
-_q_clockwise = _turn(Q_BIRDS, -P_BIRDS)
-
-ROPE_BY_HAND = Exercise(
-    id="rope_by_hand",
-    lesson=LESSON,
-    kind="tuple",
-    answer="(q_birds, score)",
+IS_CAUSAL_MASK = Exercise(
+    id="is_causal_mask",
+    lesson="20_checking_against_a_framework",
+    kind="value",
+    answer="mask",
     hints=[
-        "d_k = 2: one pair, theta_0 = 1, so birds' query at place 2 turns by 2 radians and "
-        "seeds' key at place 0 does not turn.",
-        "cos 2 = -0.416 and sin 2 = 0.909; the turned query is "
-        "(1 cos 2 - 4 sin 2, 1 sin 2 + 4 cos 2).",
-        "score = the turned query . (2, 1).",
+        "is_causal builds torch.ones(n_q, n_k).tril(): query i sees keys j <= i.",
+        "Row 0 is query 0: it sees key 0 only. Row 1 sees keys 0 and 1.",
+        "mask = [[True, False, False, False], [True, True, False, False]]",
     ],
-    solution=lambda: (
-        f"q_birds = ({_q_turned[0]:.3f}, {_q_turned[1]:.3f})"
-        "  # (1 cos 2 - 4 sin 2, 1 sin 2 + 4 cos 2)\n"
-        f"score = {float(_q_turned @ _k_turned):.3f}  # q_birds . (2, 1): seeds' key is at place 0"
-    ),
-    expected=(_q_turned, float(_q_turned @ _k_turned)),
+    solution="mask = np.array([[True, False, False, False],\n"
+    "                 [True, True, False, False]])  # np.tril(np.ones((2, 4), dtype=bool))",
+    expected=IS_CAUSAL,
     mistakes={
-        0: {"rope_clockwise": _q_clockwise, "rope_not_rotated": Q_BIRDS},
-        1: {
-            "rope_clockwise": float(_q_clockwise @ K_SEEDS),
-            "rope_not_rotated": float(Q_BIRDS @ K_SEEDS),
-        },
+        "causal_bottom_right": causal_mask(2, 4, align="bottom_right"),
+        "mask_inverted": ~IS_CAUSAL,
     },
-    decimals=2,
-    names=("q_birds", "score"),
+    name="mask",
 )
 
 
-# ---- rope_rotate: write the interleaved rotation -------------------------------------------
-def _rotate(X, positions, base=10000.0, exponent=2, direction=1, layout="interleaved"):
-    """The rotation with switches that make each mistake."""
-    X = np.asarray(X, dtype=np.float64)
-    d = X.shape[-1]
-    theta = base ** (-exponent * np.arange(d // 2) / d)  # (d / 2,)
-    angles = direction * np.asarray(positions, dtype=np.float64)[:, None] * theta  # (n, d / 2)
-    cos, sin = np.cos(angles), np.sin(angles)
-    if layout == "interleaved":
-        columns_a, columns_b = slice(0, None, 2), slice(1, None, 2)
+# ---- attention_like_torch: SDPA's scale through attnlib.attention ---------------------------
+def _like_torch(Q, K, V, scale, *, divides=False, twice=False, width=None):
+    """What SDPA returns for ``scale`` (None: 1/sqrt(d_k)); switches make the mistakes."""
+    d_k = Q.shape[-1]
+    if scale is None:
+        factor = np.sqrt(d_k) / np.sqrt(width or d_k)  # 1 unless the default used another width
+    elif divides:
+        factor = np.sqrt(d_k) / scale
+    elif twice:
+        factor = scale
     else:
-        columns_a, columns_b = slice(0, d // 2), slice(d // 2, None)
-    a, b = X[..., columns_a], X[..., columns_b]
-    Y = np.empty_like(X)
-    Y[..., columns_a], Y[..., columns_b] = a * cos - b * sin, a * sin + b * cos
-    return Y
+        factor = scale * np.sqrt(d_k)
+    return attention(Q * factor, K, V)[0]
 
 
-def rotate(X, positions):
-    """Row j of X turned by places[j] theta_i in each pair of neighbouring columns."""
-    return apply_rotary(X, positions)
-
-
-_rng = np.random.default_rng(200)
-ROTATE_CASES = [
-    (ex.K, np.array([0, 1, 2])),  # the worked example's keys: one pair
-    (_rng.normal(size=(5, 6)), np.array([4, 0, 9, 1, 30])),  # n = 5, d = 6
-    (_rng.normal(size=(2, 8)), np.array([100.0, 7.5])),  # places need not be whole
-    (_rng.normal(size=(4, 4)), np.array([3, 3, 0, 1])),
+_rng = np.random.default_rng(18)
+_Q34, _K54, _V52 = (_rng.normal(size=s) for s in [(3, 4), (5, 4), (5, 2)])
+_Q4, _K4, _V4 = (_rng.normal(size=s) for s in [(2, 3, 3, 4), (2, 3, 5, 4), (2, 3, 5, 2)])
+LIKE_TORCH_CASES = [
+    (_Q34, _K54, _V52, None),  # the default: 1 / sqrt(d_k)
+    (_Q34, _K54, _V52, 1.0),  # a model that folded the factor into W_Q
+    (_Q34, _K54, _V52, 0.25),
+    (_Q4, _K4, _V4, 0.5),  # (batch, heads, n, d)
 ]
 
-ROPE_ROTATE = Exercise(
-    id="rope_rotate",
-    lesson=LESSON,
+
+ATTENTION_LIKE_TORCH = Exercise(
+    id="attention_like_torch",
+    lesson="20_checking_against_a_framework",
     kind="function",
-    answer="rotate",
+    answer="attention_like_torch",
     hints=[
-        "One angle per row and pair: the places as a column (n, 1) times theta_i as a row "
-        "(d / 2,) gives an (n, d / 2) table of angles.",
-        "theta_i = 10000 ** (-2 i / d); the pairs are the columns X[:, 0::2] and X[:, 1::2].",
-        "Turn each pair: a cos - b sin goes to the even columns, a sin + b cos to the odd ones.",
+        "SDPA computes softmax(Q K^T * scale) V; attnlib computes softmax(Q K^T / sqrt(d_k)) V.",
+        "Scaling a query scales its scores: pick the factor f with f / sqrt(d_k) = scale.",
+        "f = 1 when scale is None, else scale * sqrt(d_k); return attnlib.attention(Q * f, K, "
+        "V)[0]",
     ],
-    solution="def rotate(X, positions):\n"
-    "    d = X.shape[-1]\n"
-    "    theta = 10000.0 ** (-2 * np.arange(d // 2) / d)  # (d / 2,)\n"
-    "    angles = np.asarray(positions)[:, None] * theta  # (n, d / 2)\n"
-    "    cos, sin = np.cos(angles), np.sin(angles)\n"
-    "    a, b = X[:, 0::2], X[:, 1::2]  # (n, d / 2): columns 2i and 2i + 1\n"
-    "    Y = np.empty(X.shape)\n"
-    "    Y[:, 0::2], Y[:, 1::2] = a * cos - b * sin, a * sin + b * cos\n"
-    "    return Y",
-    cases=ROTATE_CASES,
-    reference=rotate,
+    solution="def attention_like_torch(Q, K, V, scale=None):\n"
+    "    if scale is None:\n"
+    "        return attnlib.attention(Q, K, V)[0]  # SDPA's default is attnlib's 1 / sqrt(d_k)\n"
+    "    d_k = Q.shape[-1]\n"
+    "    return attnlib.attention(Q * (scale * np.sqrt(d_k)), K, V)[0]",
+    # the last case has a row whose scores spread past 709 (see widened)
+    cases=[*LIKE_TORCH_CASES, widened(LIKE_TORCH_CASES[3], 0, 500)],
+    reference=_like_torch,
     mistakes=[
-        ("rope_clockwise", lambda X, positions: _rotate(X, positions, direction=-1)),
-        ("rope_exponent", lambda X, positions: _rotate(X, positions, exponent=1)),
-        ("rope_pairs_halves", lambda X, positions: _rotate(X, positions, layout="half")),
+        ("scale_divides", lambda Q, K, V, s: _like_torch(Q, K, V, s, divides=True)),
+        ("scale_twice", lambda Q, K, V, s: _like_torch(Q, K, V, s, twice=True)),
+        ("wrong_d", lambda Q, K, V, s: _like_torch(Q, K, V, s, width=V.shape[-1])),
     ],
-    arg_names=("X", "positions"),
+    arg_names=("Q", "K", "V", "scale"),
 )
 
 
-# ---- rope_predict_swap: birds' query one place after eat's key instead of one before -------
-ROPE_PREDICT_SWAP = Exercise(
-    id="rope_predict_swap",
-    lesson=LESSON,
+# ---- float32_tolerance: predict the smallest rtol that float32 attention meets --------------
+def tolerance_inputs():
+    """The inputs of the exercise notebook's experiment: (batch, heads, n, d), seeded."""
+    rng = np.random.default_rng(0)
+    Q = 8 * rng.normal(size=(2, 3, 3, 4))  # scores in the tens: their errors grow with them
+    K = 8 * rng.normal(size=(2, 3, 5, 4))
+    V = rng.uniform(1, 2, size=(2, 3, 5, 2))  # outputs between 1 and 2: rtol is meaningful
+    return Q, K, V
+
+
+RTOL_OPTIONS = ("1e-7", "1e-5", "1e-2")
+
+
+def _smallest_passing_rtol():
+    Q, K, V = tolerance_inputs()
+    output64, _ = attention(Q, K, V)
+    output32, _ = attention(*(M.astype(np.float32) for M in (Q, K, V)))
+    relative = np.abs(output32 - output64) / np.abs(output64)
+    return next(option for option in RTOL_OPTIONS if relative.max() <= float(option))
+
+
+FLOAT32_TOLERANCE = Exercise(
+    id="float32_tolerance",
+    lesson="20_checking_against_a_framework",
     kind="choice",
-    answer="prediction",
+    answer="rtol",
     hints=[
-        "The score is q^T R((r - p) theta) k: what changes when p - r goes from -1 to +1?",
-        "R(1) and R(-1) differ in the sign of sin 1. Does the sine term of birds and eat "
-        "vanish? It holds q_1 k_2 - q_2 k_1 = 1 x 2 - 4 x 1.",
+        "Each float32 number carries about 7 significant digits, and each step rounds again.",
+        "The lesson's rule of thumb for float32 gave a tolerance of about 5e-7.",
     ],
-    solution="prediction = 'different'  # the sin term q_1 k_2 - q_2 k_1 = -2 changes sign",
-    expected="different",
-    options=("same", "different"),
-    mistakes={"same": "rope_offset_unsigned"},
+    solution=lambda: f"rtol = {_smallest_passing_rtol()!r}  # float32: a few units of 1e-7 off",
+    expected=_smallest_passing_rtol(),
+    options=RTOL_OPTIONS,
+    mistakes={"1e-7": "tolerance_too_tight", "1e-2": "tolerance_too_loose"},
 )
 
 
-# ---- rope_fix_halves: find the bug -------------------------------------------------------
-def rotate_halves(X, positions):
-    """The half layout: column i turns with column i + d / 2 by places[j] theta_i."""
-    return apply_rotary(X, positions, layout="half")
+# ---- bnhd_fix: attention on arrays laid out (batch, n, heads, d) ----------------------------
+def _bnhd(Q, K, V, swap_v=True, swap_qk=True):
+    """Attention on (batch, n, heads, d) arrays; switches make the named mistakes."""
+    if swap_qk:
+        Q, K = Q.swapaxes(1, 2), K.swapaxes(1, 2)  # (batch, heads, n, d)
+    V = V.swapaxes(1, 2) if swap_v else V
+    output, _ = attention(Q, K, V)
+    return output.swapaxes(1, 2) if swap_qk else output  # (batch, n_q, heads, d_v)
 
 
-def _rotate_halves_mixed(X, positions):
-    d = X.shape[-1]
-    theta = 10000.0 ** (-2 * np.arange(d // 2) / d)
-    angles = np.asarray(positions, dtype=np.float64)[:, None] * theta  # (n, d / 2)
-    cos = np.repeat(np.cos(angles), 2, axis=-1)  # the bug: c0 c0 c1 c1 ..., interleaved order
-    sin = np.repeat(np.sin(angles), 2, axis=-1)
-    x1, x2 = X[:, : d // 2], X[:, d // 2 :]
-    return X * cos + np.concatenate([-x2, x1], axis=-1) * sin
-
-
-HALVES_CASES = [
-    (_rng.normal(size=(3, 4)), np.array([0, 1, 2])),
-    (_rng.normal(size=(5, 8)), np.array([7, 2, 0, 11, 3])),
-    (_rng.normal(size=(2, 6)), np.array([40, 1])),
+BNHD_CASES = [
+    tuple(_rng.normal(size=(2, 3, 3, d)) for d in (4, 4, 2)),  # n = heads = 3: no error
+    tuple(_rng.normal(size=(2, n, 2, d)) for n, d in ((3, 4), (5, 4), (5, 2))),  # n_q != n_k
 ]
 
-ROPE_FIX_HALVES = Exercise(
-    id="rope_fix_halves",
-    lesson=LESSON,
+
+BNHD_FIX = Exercise(
+    id="bnhd_fix",
+    lesson="20_checking_against_a_framework",
     kind="function",
-    answer="rotate_halves",
+    answer="attention_bnhd",
     hints=[
-        "Print cos for d = 8: which angle meets column 1, and which column is column 1's "
-        "partner in the half layout?",
-        "Column i and column i + d / 2 must turn by the same angle p theta_i, so the angles "
-        "repeat as a block: theta_0 .. theta_3, theta_0 .. theta_3.",
-        "cos = np.concatenate([np.cos(angles)] * 2, axis=-1), and the same for sin.",
+        "Write down the layout of Q, K and V after each line.",
+        "attnlib.attention needs all three as (batch, heads, n, d).",
+        "Swap axes 1 and 2 of V too: V.swapaxes(1, 2).",
     ],
-    solution="def rotate_halves(X, positions):\n"
-    "    d = X.shape[-1]\n"
-    "    theta = 10000.0 ** (-2 * np.arange(d // 2) / d)  # (d / 2,)\n"
-    "    angles = np.asarray(positions)[:, None] * theta  # (n, d / 2)\n"
-    "    cos = np.concatenate([np.cos(angles)] * 2, axis=-1)  # (n, d): both halves alike\n"
-    "    sin = np.concatenate([np.sin(angles)] * 2, axis=-1)\n"
-    "    x1, x2 = X[:, : d // 2], X[:, d // 2 :]\n"
-    "    return X * cos + np.concatenate([-x2, x1], axis=-1) * sin",
-    cases=HALVES_CASES,
-    reference=rotate_halves,
+    solution="def attention_bnhd(Q, K, V):\n"
+    "    Q, K, V = (M.swapaxes(1, 2) for M in (Q, K, V))  # (batch, heads, n, d)\n"
+    "    output, _ = attnlib.attention(Q, K, V)  # (batch, heads, n_q, d_v)\n"
+    "    return output.swapaxes(1, 2)  # (batch, n_q, heads, d_v)",
+    # the last case has a row whose scores spread past 709 (see widened)
+    cases=[*BNHD_CASES, widened(BNHD_CASES[1], 0, 250)],
+    reference=_bnhd,
     mistakes=[
-        ("rope_mixed_layout", _rotate_halves_mixed),
-        ("rope_pairs_neighbours", lambda X, positions: _rotate(X, positions)),
+        ("v_not_swapped", lambda Q, K, V: _bnhd(Q, K, V, swap_v=False)),
+        ("heads_as_tokens", lambda Q, K, V: _bnhd(Q, K, V, swap_v=False, swap_qk=False)),
     ],
-    arg_names=("X", "positions"),
+    arg_names=("Q", "K", "V"),
 )
 
 
-# ---- alibi_bias: transfer, the bias for n_q new queries after n_k - n_q cached keys -------
-def alibi_bias(n_q, n_k, slope):
-    """B[i, j] = -slope (n_k - n_q + i - j) for keys at or before the query, else -inf."""
-    place = n_k - n_q + np.arange(n_q)[:, None]  # (n_q, 1): the queries' places
-    distance = place - np.arange(n_k)[None, :]  # (n_q, n_k): how far back key j is
-    allowed = causal_mask(n_q, n_k, align="bottom_right")
-    return np.where(allowed, -slope * distance, -np.inf)
+# ---- kv_cache_mask: 2 cached tokens and 3 new ones ------------------------------------------
+KV_CACHE = causal_mask(3, 5, align="bottom_right")
 
-
-def _alibi(n_q, n_k, slope, sign=-1, offset=True, masked=True):
-    place = (n_k - n_q if offset else 0) + np.arange(n_q)[:, None]
-    distance = place - np.arange(n_k)[None, :]
-    B = sign * slope * distance
-    return np.where(distance >= 0, B, -np.inf) if masked else B
-
-
-ALIBI_BIAS = Exercise(
-    id="alibi_bias",
-    lesson=LESSON,
-    kind="function",
-    answer="alibi_bias",
+KV_CACHE_MASK = Exercise(
+    id="kv_cache_mask",
+    lesson="20_checking_against_a_framework",
+    kind="value",
+    answer="mask",
     hints=[
-        "Query i is the newest of n_q, after n_k - n_q cached keys: its place is "
-        "n_k - n_q + i, and key j sits at place j.",
-        "The bias is -slope times how far back the key is, (n_k - n_q + i) - j; keys with a "
-        "negative distance are in the future.",
-        "np.where(distance >= 0, -slope * distance, -np.inf) with distance of shape (n_q, n_k).",
+        "The 3 queries are tokens 2, 3 and 4 of the 5: each sees every key up to its own position.",
+        "Query i (i = 0, 1, 2) sees keys j <= i + 2: the last query sees all five.",
+        "mask = np.tril(np.ones((3, 5), dtype=bool), k=2)",
     ],
-    solution="def alibi_bias(n_q, n_k, slope):\n"
-    "    place = n_k - n_q + np.arange(n_q)[:, None]  # (n_q, 1): the queries' places\n"
-    "    distance = place - np.arange(n_k)[None, :]  # (n_q, n_k): how far back key j is\n"
-    "    return np.where(distance >= 0, -slope * distance, -np.inf)",
-    cases=[(3, 3, 0.5), (2, 5, 0.25), (4, 6, 1.0), (1, 4, 0.125)],
-    reference=alibi_bias,
-    mistakes=[
-        ("alibi_sign", lambda n_q, n_k, slope: _alibi(n_q, n_k, slope, sign=1)),
-        ("alibi_top_left", lambda n_q, n_k, slope: _alibi(n_q, n_k, slope, offset=False)),
-        ("alibi_future_unmasked", lambda n_q, n_k, slope: _alibi(n_q, n_k, slope, masked=False)),
-    ],
-    arg_names=("n_q", "n_k", "slope"),
+    solution="mask = np.tril(np.ones((3, 5), dtype=bool), k=5 - 3)  # bottom-right alignment",
+    expected=KV_CACHE,
+    mistakes={"causal_top_left": causal_mask(3, 5), "mask_inverted": ~KV_CACHE},
+    name="mask",
 )
 
 
 # the exercises in the order of the notebook's check cells
 EXERCISES = (
-    ROPE_BY_HAND,
-    ROPE_ROTATE,
-    ROPE_PREDICT_SWAP,
-    ROPE_FIX_HALVES,
-    ALIBI_BIAS,
+    IS_CAUSAL_MASK,
+    ATTENTION_LIKE_TORCH,
+    FLOAT32_TOLERANCE,
+    BNHD_FIX,
+    KV_CACHE_MASK,
 )

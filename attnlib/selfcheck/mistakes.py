@@ -172,7 +172,7 @@ MISTAKES = {
         "the running sum of weighted values was not rescaled: when the max rises it must be "
         "multiplied by exp(m_old - m_new), exactly like the running sum l."
     ),
-    # lessons 07 to 10, 13, 15 and 17
+    # lessons 07 to 10, 14, 16 and 18
     "temperature_inverted": (
         "the scores were multiplied by the temperature: a temperature T divides them, so T > 1"
         " narrows the gaps (flatter weights) and T < 1 widens them (sharper weights)."
@@ -256,7 +256,7 @@ MISTAKES = {
         "sin((p + k) w) = sin(p w) cos(k w) + cos(p w) sin(k w) the first row of a block is "
         "[cos(k w), sin(k w)]."
     ),
-    # ---- lessons 14 and 16: the transformer block, training an attention head ----
+    # ---- lessons 15 and 17: the transformer block, training an attention head ----
     "ln_unbiased": (
         "layer norm divides the squared distances from the mean by d_model, not d_model - 1: "
         "the variance of a row is their plain mean (np.var's default, ddof=0)."
@@ -323,7 +323,7 @@ MISTAKES = {
         "elsewhere); through the softmax Jacobian it becomes the gradient with respect to "
         "the scores, p - e_t."
     ),
-    # ---- lessons 18 and 19: precision, checking against a framework -------------------------
+    # ---- lessons 19 and 20: precision, checking against a framework -------------------------
     "exponent_all_ones": (
         "the all-ones exponent is kept for inf and nan: float16's top ordinary exponent is 15, "
         "so its largest number is (2 - 2^-10) * 2^15."
@@ -427,7 +427,7 @@ MISTAKES = {
         "changes row i by A[i, eat] d, not by all of d (the weights do not depend on V)."
     ),
     # end of lessons 01-06
-    # lesson 20, rotary positions
+    # lesson 13, rotary positions
     "rope_clockwise": (
         "the pair turned the wrong way: a turn by the angle a sends (x_1, x_2) to "
         "(x_1 cos a - x_2 sin a, x_1 sin a + x_2 cos a), counterclockwise for a > 0."

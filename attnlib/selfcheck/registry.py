@@ -29,14 +29,14 @@ LESSONS = (
     "10_masks_in_practice",
     "11_attention_without_weights",
     "12_order_and_positions",
-    "13_multi_head_and_cross_attention",
-    "14_transformer_block",
-    "15_gradients",
-    "16_training_an_attention_head",
-    "17_cost_and_memory",
-    "18_precision",
-    "19_checking_against_a_framework",
-    "20_rotary_positions",
+    "13_rotary_positions",
+    "14_multi_head_and_cross_attention",
+    "15_transformer_block",
+    "16_gradients",
+    "17_training_an_attention_head",
+    "18_cost_and_memory",
+    "19_precision",
+    "20_checking_against_a_framework",
 )
 
 
