@@ -6,7 +6,16 @@ STAMP  := $(VENV)/.installed
 # JupyterLab refuses to start as root unless told; containers and CI often run as root.
 ROOT_FLAG := $(if $(filter 0,$(shell id -u)),--allow-root,)
 LAB_ARGS ?=
+# The course's own tracked notebooks: the tests never read a learner's my-work/.
 NOTEBOOKS = $(wildcard notebooks/*.ipynb solutions/*.ipynb)
+# uv (from the package index) installs the course about twice as fast as pip; pip stays the
+# fallback: INSTALLER=pip forces it, and a failed uv step falls back to pip by itself.
+INSTALLER ?= uv
+# pytest over both cores (pytest-xdist): the grader's tests stay on one worker (xdist_group,
+# tests/conftest.py); nbval keeps each notebook's cells, which share a kernel, on one worker
+JOBS ?= auto
+XDIST = -n $(JOBS) --dist loadgroup
+XDIST_NBVAL = -n $(JOBS) --dist loadfile
 
 .PHONY: help lab test lint notebooks clean
 .DEFAULT_GOAL := help
@@ -19,16 +28,20 @@ help:
 # and nothing is fetched from the network.
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[test]'
+	if [ "$(INSTALLER)" = uv ] && { test -x $(BIN)/uv || $(BIN)/python -m pip install --quiet uv; } \
+		&& $(BIN)/uv pip install --quiet --python $(BIN)/python -e '.[lab,test]'; then :; else \
+		$(BIN)/python -m pip install --quiet --upgrade pip \
+		&& $(BIN)/python -m pip install --quiet -e '.[lab,test]'; fi
 	mkdir -p $(VENV)/share/jupyter/lab/settings
 	echo '{"@jupyterlab/apputils-extension:notification": {"fetchNews": "false", "checkForUpdates": false}}' \
 		> $(VENV)/share/jupyter/lab/settings/overrides.json
 	touch $(STAMP)
 
-## lab: create .venv if needed and open JupyterLab at lesson 00 (the repo is the root,
-##      so exercises/ and solutions/ are one click away)
+## lab: create .venv if needed, copy the exercises into my-work/ (yours: never overwritten,
+##      git-ignored) and open JupyterLab at lesson 00 (the repo is the root, so my-work/,
+##      exercises/ and solutions/ are one click away)
 lab: $(STAMP)
+	$(BIN)/python tools/workspace.py
 	$(BIN)/jupyter lab $(ROOT_FLAG) --ServerApp.root_dir=. \
 		--LabApp.default_url=/lab/tree/notebooks/00_start_here.ipynb $(LAB_ARGS)
 
@@ -37,11 +50,12 @@ lint: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 
-## test: the whole suite (lint, unit tests and doctests, nbval on stored notebook outputs)
+## test: the whole suite (lint, unit tests and doctests, nbval on stored notebook outputs),
+##      over both cores; prints the 15 slowest tests. Your my-work/ is never read.
 test: lint
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest $(XDIST) --durations=15
 ifneq ($(strip $(NOTEBOOKS)),)
-	$(BIN)/python -m pytest --nbval --nbval-current-env \
+	$(BIN)/python -m pytest $(XDIST_NBVAL) --durations=15 --nbval --nbval-current-env \
 		--nbval-sanitize-with tests/sanitize.cfg --nbval-cell-timeout=120 $(NOTEBOOKS)
 endif
 
@@ -53,22 +67,25 @@ notebooks: $(STAMP)
 clean:
 	rm -rf $(VENV) *.egg-info
 
-## progress: run your exercise notebooks (unchanged) and list each exercise's status
+## progress: check your exercise notebooks (my-work/, else exercises/; never changed) and
+##      say what passed, what to fix and the next exercise
 .PHONY: progress
 progress: $(STAMP)
-	@$(BIN)/attnlib check exercises/ || true  # not done yet is not a failure here
+	@$(BIN)/attnlib progress
 
 ## exercises: regenerate exercises/ from solutions/ (exercises/ is never edited by hand;
-##      maintainers: tools/generate.py)
+##      maintainers: tools/generate.py). A notebook with answers typed into it is left alone
+##      and named; FORCE=1 overwrites it. my-work/ is never touched.
+FORCE ?=
 .PHONY: exercises
 exercises: $(STAMP)
-	$(BIN)/python tools/generate.py
+	$(BIN)/python tools/generate.py $(if $(FORCE),--force)
 
 ## test-browser: the lessons' widgets in JupyterLab, driven by Debian's Chromium with Playwright
 ##      (needs /usr/bin/chromium: `apt-get install chromium`; never a browser download)
 BROWSER_STAMP := $(VENV)/.installed-browser
 $(BROWSER_STAMP): $(STAMP) pyproject.toml
-	$(BIN)/python -m pip install --quiet -e '.[test,browser]'
+	$(BIN)/python -m pip install --quiet -e '.[lab,test,browser]'
 	touch $(BROWSER_STAMP)
 
 .PHONY: test-browser
@@ -79,7 +96,7 @@ test-browser: $(BROWSER_STAMP)
 ##      no network); open build/site/index.html or `python -m http.server -d build/site`
 SITE_STAMP := $(VENV)/.installed-site
 $(SITE_STAMP): $(STAMP) pyproject.toml
-	$(BIN)/python -m pip install --quiet -e '.[test,site]'
+	$(BIN)/python -m pip install --quiet -e '.[lab,test,site]'
 	touch $(SITE_STAMP)
 
 .PHONY: site test-site
