@@ -6,11 +6,28 @@ ATTNLIB_BROWSER=1).
 """
 
 import os
+from pathlib import Path
 
 import numpy as np
 import pytest
 
 collect_ignore = [] if os.environ.get("ATTNLIB_BROWSER") == "1" else ["browser"]
+
+ROOT = Path(__file__).resolve().parent.parent
+# `make test` runs pytest over both cores (pytest-xdist, --dist loadgroup). The tests that run
+# the grader go to one worker, in order: one of them plants a file in the installed package,
+# which any grader running meanwhile in another worker would rightly report as tampering,
+# and their module fixtures grade a whole class once per worker that uses them.
+ONE_WORKER = {"grader": ("tests/grader/", "tests/test_check_cli.py", "tests/test_proof_kind.py")}
+
+
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        path = Path(str(item.fspath)).resolve()
+        where = path.relative_to(ROOT).as_posix() if path.is_relative_to(ROOT) else ""
+        for group, prefixes in ONE_WORKER.items():
+            if where.startswith(prefixes):
+                item.add_marker(pytest.mark.xdist_group(group))
 
 
 @pytest.fixture(autouse=True)
