@@ -110,12 +110,15 @@ OFFLINE = $(if $(filter offline,$(NET)),unshare -n sh -c 'ip link set lo up && e
 test-site: $(SITE_STAMP) $(BROWSER_STAMP)
 	$(OFFLINE) env ATTNLIB_SITE=1 $(BIN)/python -m pytest tests/test_site.py -v
 
-## test-widgets-ipywidgets7: the widget tests under ipywidgets 7.7.1, Colab's version, in a
-##      side venv (build/venv-ipywidgets7); `make test` runs them under the current release
+## test-widgets-ipywidgets7: the widget tests under Colab's versions (ipywidgets 7.7.1,
+##      IPython 7.34, ipykernel 6.17.1, jupyter_client 6.1.12: pyproject.toml's floors) in a
+##      side venv (build/venv-ipywidgets7), and `attnlib check` on a solution there;
+##      `make test` runs them under the current releases
 IPYW7 := build/venv-ipywidgets7
+COLAB_PINS := 'ipywidgets==7.7.1' 'ipython==7.34.0' 'ipykernel==6.17.1' 'jupyter_client==6.1.12'
 $(IPYW7)/.installed: pyproject.toml
 	test -x $(IPYW7)/bin/python || $(PYTHON) -m venv $(IPYW7)
-	$(IPYW7)/bin/python -m pip install --quiet 'ipywidgets==7.7.1' numpy sympy matplotlib pytest
+	$(IPYW7)/bin/python -m pip install --quiet $(COLAB_PINS) numpy sympy matplotlib pytest
 	$(IPYW7)/bin/python -m pip install --quiet --no-deps -e .
 	touch $@
 
@@ -123,6 +126,7 @@ $(IPYW7)/.installed: pyproject.toml
 test-widgets-ipywidgets7: $(IPYW7)/.installed
 	ATTNLIB_IPYWIDGETS=7.7.1 $(IPYW7)/bin/python -m pytest -W ignore::DeprecationWarning \
 		tests/test_widgets.py attnlib/widgets.py
+	$(IPYW7)/bin/attnlib check -q solutions/03_scoring.ipynb
 
 ## test-binder: repo2docker's dry run on this repository (side venv build/venv-repo2docker;
 ##      no Docker needed) and the checks that binder/ agrees with pyproject.toml
