@@ -9,7 +9,7 @@ import pytest
 from tools.generate import (
     BEGIN,
     END,
-    NOTE_ID,
+    NOTE_START,
     MarkerError,
     exercise_text,
     main,
@@ -115,13 +115,15 @@ def small_solution():
 def test_make_exercise_clears_outputs_and_machine_details_and_leaves_the_source_alone():
     nb = small_solution()
     ex = make_exercise(nb)
-    assert ex.cells[1].id == NOTE_ID and "my-work/" in ex.cells[1].source  # after the title
-    assert ex.cells[2].source == 'S = ...\ncheck("scores", S)'
-    assert ex.cells[2].outputs == [] and ex.cells[2].execution_count is None
+    # the title ends with the note; cells stay aligned with the solution's
+    assert ex.cells[0].source.startswith("# Title\n\n" + NOTE_START) and len(ex.cells) == 2
+    assert "](../my-work/notebook)" in ex.cells[0].source
+    assert ex.cells[1].source == 'S = ...\ncheck("scores", S)'
+    assert ex.cells[1].outputs == [] and ex.cells[1].execution_count is None
     # the solution's kernel's language_info, the kernelspec JupyterLab writes (normalize.py)
     assert ex.metadata["language_info"] == nb.metadata["language_info"]
     assert ex.metadata["kernelspec"]["display_name"] == "Python 3 (ipykernel)"
-    assert ex.cells[2].id == nb.cells[1].id  # stable ids: regenerating changes nothing
+    assert ex.cells[1].id == nb.cells[1].id  # stable ids: regenerating changes nothing
     assert ex.metadata["attnlib"]["generated"] == sources_fingerprint(ex.cells)
     assert nb.cells[1].outputs and BEGIN in nb.cells[1].source  # the solution is untouched
 
@@ -165,7 +167,7 @@ def test_make_exercises_leaves_a_notebook_with_typed_answers_alone_unless_forced
     # outputs and metadata (a run, a JupyterLab save) are not answers: overwritten
     nb = nbformat.read(target, as_version=4)
     nb.metadata["language_info"]["version"] = "3.99.0"
-    nb.cells[2].outputs = [nbformat.v4.new_output("stream", text="ran\n")]
+    nb.cells[1].outputs = [nbformat.v4.new_output("stream", text="ran\n")]
     nbformat.write(nb, target)
     assert not typed_into(target.read_text())
     assert main(args) == 0 and target.read_text() == blank

@@ -26,7 +26,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
-from tools.generate import BEGIN, END, NOTE_ID, solution_regions  # noqa: E402
+from tools.generate import BEGIN, END, NOTE_START, solution_regions  # noqa: E402
 from tools.workspace import make_workspace  # noqa: E402
 
 LESSON = "05_softmax.ipynb"
@@ -133,8 +133,8 @@ def test_answers_saved_as_jupyterlab_saves_survive_make_test_checks_and_make_exe
         _, model = request(f"{base}/api/contents/my-work/{LESSON}?content=1")
         answers = answers_of(repo / "solutions" / LESSON)
         assert len(answers) >= 3
-        note = [c for c in model["content"]["cells"] if c["id"] == NOTE_ID]
-        assert note and "**Your copy.**" in note[0]["source"]
+        title = next(c for c in model["content"]["cells"] if c["cell_type"] == "markdown")
+        assert "**Your copy.**" in title["source"] and NOTE_START not in title["source"]
         for cell in model["content"]["cells"]:
             if cell["id"] in answers:
                 cell["source"] = answers[cell["id"]]
@@ -187,17 +187,18 @@ def test_make_workspace_copies_only_missing_notebooks_and_marks_them_yours(tmp_p
     assert copied == [mine / "03_scoring.ipynb"] and kept == [mine / LESSON]
     assert (mine / LESSON).read_text() == "my answers"
     nb = nbformat.read(mine / "03_scoring.ipynb", as_version=4)
-    note = next(c for c in nb.cells if c.id == NOTE_ID)
-    assert "**Your copy.**" in note.source and "](../exercises/03_scoring.ipynb)" in note.source
+    title = next(c for c in nb.cells if c.cell_type == "markdown")
+    assert "**Your copy.**" in title.source and "](../exercises/03_scoring.ipynb)" in title.source
+    assert title.source.startswith("# 03") and NOTE_START not in title.source
     assert not list(mine.glob(".*partial"))
 
 
 def test_every_exercise_links_to_the_learners_copy():
     for path in sorted((ROOT / "exercises").glob("*.ipynb")):
         nb = nbformat.read(path, as_version=4)
-        note = [c for c in nb.cells if c.get("id") == NOTE_ID]
-        assert note, f"{path.name}: no note cell; run `make exercises`"
-        assert f"](../my-work/{path.name})" in note[0].source
+        title = next(c for c in nb.cells if c.cell_type == "markdown")
+        assert NOTE_START in title.source, f"{path.name}: no note; run `make exercises`"
+        assert f"](../my-work/{path.name})" in title.source
 
 
 def test_my_work_is_ignored_by_git_and_graded_by_default(tmp_path, monkeypatch):

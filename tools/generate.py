@@ -22,7 +22,7 @@ through its ``return`` in the region; otherwise code after the region would run 
 
 In a markdown cell a region becomes ``*Your answer here.*``.
 
-Each exercise notebook gets a note after its title (cell id ``your-copy``) that sends a
+Each exercise notebook's first markdown cell (its title) ends with a note that sends a
 learner to their own copy, ``my-work/NN_name.ipynb`` (made by ``make lab``, see
 ``tools/workspace.py``), and records in its metadata (``attnlib.generated``) a fingerprint
 of the cell sources the generator wrote. ``make exercises`` overwrites an exercise notebook
@@ -57,10 +57,11 @@ except ImportError:  # pragma: no cover - script run: tools/ itself is on sys.pa
 BEGIN = "### BEGIN SOLUTION"
 END = "### END SOLUTION"
 MARKDOWN_STUB = "*Your answer here.*"
-NOTE_ID = "your-copy"  # the cell that sends a learner to their own copy
 WORKSPACE = "my-work"  # the learner's folder (tools/workspace.py), git-ignored
+# The note ends the title cell (no cell of its own, so exercise and solution cells stay aligned)
+NOTE_START = "**Where to type your answers.**"
 NOTE = (
-    "**Where to type your answers.** If you opened the course with `make lab`, your own copy "
+    NOTE_START + " If you opened the course with `make lab`, your own copy "
     "of this notebook is [`{workspace}/{name}`](../{workspace}/{name}): answer there. It is "
     "yours: no course command overwrites it, and `make progress` grades it. This file is the "
     "course's blank copy, remade from `solutions/` by `make exercises`. (On Colab or Binder, "
@@ -163,13 +164,15 @@ def sources_fingerprint(cells):
     return hashlib.sha256(json.dumps(parts).encode("utf-8")).hexdigest()
 
 
-def note_cell(name):
-    """The markdown cell that sends a learner from ``exercises/name`` to their own copy."""
-    import nbformat
+def with_note(source, name):
+    """``source`` (the title cell's) ending with the note that sends a learner to ``my-work/``."""
+    return f"{source.rstrip()}\n\n{NOTE.format(workspace=WORKSPACE, name=name)}"
 
-    cell = nbformat.v4.new_markdown_cell(NOTE.format(workspace=WORKSPACE, name=name))
-    cell.id = NOTE_ID
-    return cell
+
+def without_note(source):
+    """``source`` with the note (if any) taken off its end."""
+    at = source.find("\n\n" + NOTE_START)
+    return source if at < 0 else source[:at]
 
 
 def make_exercise(nb, name="notebook"):
@@ -192,17 +195,19 @@ def make_exercise(nb, name="notebook"):
             cell.outputs = []
             cell.execution_count = None
             cell.metadata.pop("execution", None)
-    title = next((i for i, c in enumerate(ex.cells) if c.cell_type == "markdown"), -1)
-    ex.cells.insert(title + 1, note_cell(Path(name).name))
+    title = next((c for c in ex.cells if c.cell_type == "markdown"), None)
+    if title is None:
+        raise MarkerError(f"{name}: no markdown cell to carry the note about my-work/")
+    title.source = with_note(title.source, Path(name).name)
     ex.metadata["attnlib"] = {"generated": sources_fingerprint(ex.cells)}
     return ex
 
 
 def _sources(cells, drop_note=False):
+    strip = without_note if drop_note else str
     return [
-        {"cell_type": c["cell_type"], "id": c.get("id"), "source": _text(c["source"])}
+        {"cell_type": c["cell_type"], "id": c.get("id"), "source": strip(_text(c["source"]))}
         for c in cells
-        if not (drop_note and c.get("id") == NOTE_ID)
     ]
 
 
@@ -230,7 +235,9 @@ def typed_into(text, expected=None):
         return True
     if cells == _sources(expected.cells):
         return False
-    return recorded is not None or cells != _sources(expected.cells, drop_note=True)
+    if recorded is not None:
+        return True
+    return _sources(nb["cells"], drop_note=True) != _sources(expected.cells, drop_note=True)
 
 
 def exercise_notebook(solution_path):

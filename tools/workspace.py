@@ -10,7 +10,7 @@ it exists (this tool only adds notebooks that are missing, e.g. a new lesson aft
 
 Why a copy and not links: the lessons' "your exercises" links keep pointing to
 ``exercises/``, which exists everywhere the course is read (GitHub, Colab, Binder, the
-website); each exercise notebook's note (cell ``your-copy``, written by
+website); each exercise notebook's note (the end of its title cell, written by
 ``tools/generate.py``) links on to ``my-work/`` for a learner who started with
 ``make lab``. In the copy that note says the file is the learner's own.
 """
@@ -21,9 +21,9 @@ import sys
 from pathlib import Path
 
 try:  # run as `python tools/workspace.py` or imported as tools.workspace
-    from tools.generate import NOTE_ID, WORKSPACE
+    from tools.generate import NOTE_START, WORKSPACE, without_note
 except ImportError:  # pragma: no cover - script run: tools/ itself is on sys.path
-    from generate import NOTE_ID, WORKSPACE
+    from generate import NOTE_START, WORKSPACE, without_note
 
 OWN_NOTE = (
     "**Your copy.** This notebook is yours: what you type and save here stays here. "
@@ -44,9 +44,10 @@ def own_copy_text(exercise_path):
         from normalize import saved_text
 
     nb = nbformat.read(exercise_path, as_version=4)
+    own = OWN_NOTE.format(workspace=WORKSPACE, name=Path(exercise_path).name)
     for cell in nb.cells:
-        if cell.get("id") == NOTE_ID:
-            cell.source = OWN_NOTE.format(workspace=WORKSPACE, name=Path(exercise_path).name)
+        if cell.cell_type == "markdown" and NOTE_START in cell.source:
+            cell.source = f"{without_note(cell.source)}\n\n{own}"
     return saved_text(nb)
 
 
