@@ -11,8 +11,10 @@ NOTEBOOKS = $(wildcard notebooks/*.ipynb solutions/*.ipynb)
 # uv (from the package index) installs the course about twice as fast as pip; pip stays the
 # fallback: INSTALLER=pip forces it, and a failed uv step falls back to pip by itself.
 INSTALLER ?= uv
-# pytest over both cores (pytest-xdist): the grader's tests stay on one worker (xdist_group,
-# tests/conftest.py); nbval keeps each notebook's cells, which share a kernel, on one worker
+# pytest over both cores (pytest-xdist): each file that runs the grader stays on one worker
+# (xdist_group), the tests that plant a file in the package run alone afterwards (mark
+# `alone`; tests/conftest.py); nbval keeps each notebook's cells, which share a kernel,
+# on one worker
 JOBS ?= auto
 XDIST = -n $(JOBS) --dist loadgroup
 XDIST_NBVAL = -n $(JOBS) --dist loadfile
@@ -53,7 +55,8 @@ lint: $(STAMP)
 ## test: the whole suite (lint, unit tests and doctests, nbval on stored notebook outputs),
 ##      over both cores; prints the 15 slowest tests. Your my-work/ is never read.
 test: lint
-	$(BIN)/python -m pytest $(XDIST) --durations=15
+	$(BIN)/python -m pytest $(XDIST) --durations=15 -m "not alone"
+	$(BIN)/python -m pytest -q -m alone tests/grader/test_package_guard.py tests/test_selfcheck.py
 ifneq ($(strip $(NOTEBOOKS)),)
 	$(BIN)/python -m pytest $(XDIST_NBVAL) --durations=15 --nbval --nbval-current-env \
 		--nbval-sanitize-with tests/sanitize.cfg --nbval-cell-timeout=120 $(NOTEBOOKS)
