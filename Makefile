@@ -53,7 +53,8 @@ lint: $(STAMP)
 	$(BIN)/ruff format --check .
 
 ## test: the whole suite (lint, unit tests and doctests, nbval on stored notebook outputs),
-##      over both cores; prints the 15 slowest tests. Your my-work/ is never read.
+##      over both cores (JOBS=0: in one process, faster when other jobs keep the cores busy);
+##      prints the 15 slowest tests. Your my-work/ is never read.
 test: lint
 	$(BIN)/python -m pytest $(XDIST) --durations=15 -m "not alone"
 	$(BIN)/python -m pytest -q -m alone tests/grader/test_package_guard.py tests/test_selfcheck.py
