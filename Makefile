@@ -6,7 +6,18 @@ STAMP  := $(VENV)/.installed
 # JupyterLab refuses to start as root unless told; containers and CI often run as root.
 ROOT_FLAG := $(if $(filter 0,$(shell id -u)),--allow-root,)
 LAB_ARGS ?=
+# The course's own tracked notebooks: the tests never read a learner's my-work/.
 NOTEBOOKS = $(wildcard notebooks/*.ipynb solutions/*.ipynb)
+# uv (from the package index) installs the course about twice as fast as pip; pip stays the
+# fallback: INSTALLER=pip forces it, and a failed uv step falls back to pip by itself.
+INSTALLER ?= uv
+# pytest over both cores (pytest-xdist): each file that runs the grader stays on one worker
+# (xdist_group), the tests that plant a file in the package run alone afterwards (mark
+# `alone`; tests/conftest.py); nbval keeps each notebook's cells, which share a kernel,
+# on one worker
+JOBS ?= auto
+XDIST = -n $(JOBS) --dist loadgroup
+XDIST_NBVAL = -n $(JOBS) --dist loadfile
 
 .PHONY: help lab test lint notebooks clean
 .DEFAULT_GOAL := help
@@ -19,16 +30,20 @@ help:
 # and nothing is fetched from the network.
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[test]'
+	if [ "$(INSTALLER)" = uv ] && { test -x $(BIN)/uv || $(BIN)/python -m pip install --quiet uv; } \
+		&& $(BIN)/uv pip install --quiet --python $(BIN)/python -e '.[lab,test]'; then :; else \
+		$(BIN)/python -m pip install --quiet --upgrade pip \
+		&& $(BIN)/python -m pip install --quiet -e '.[lab,test]'; fi
 	mkdir -p $(VENV)/share/jupyter/lab/settings
 	echo '{"@jupyterlab/apputils-extension:notification": {"fetchNews": "false", "checkForUpdates": false}}' \
 		> $(VENV)/share/jupyter/lab/settings/overrides.json
 	touch $(STAMP)
 
-## lab: create .venv if needed and open JupyterLab at lesson 00 (the repo is the root,
-##      so exercises/ and solutions/ are one click away)
+## lab: create .venv if needed, copy the exercises into my-work/ (yours: never overwritten,
+##      git-ignored) and open JupyterLab at lesson 00 (the repo is the root, so my-work/,
+##      exercises/ and solutions/ are one click away)
 lab: $(STAMP)
+	$(BIN)/python tools/workspace.py
 	$(BIN)/jupyter lab $(ROOT_FLAG) --ServerApp.root_dir=. \
 		--LabApp.default_url=/lab/tree/notebooks/00_start_here.ipynb $(LAB_ARGS)
 
@@ -37,11 +52,14 @@ lint: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 
-## test: the whole suite (lint, unit tests and doctests, nbval on stored notebook outputs)
+## test: the whole suite (lint, unit tests and doctests, nbval on stored notebook outputs),
+##      over both cores (JOBS=0: in one process, faster when other jobs keep the cores busy);
+##      prints the 15 slowest tests. Your my-work/ is never read.
 test: lint
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest $(XDIST) --durations=15 -m "not alone"
+	$(BIN)/python -m pytest -q -m alone tests/grader/test_package_guard.py tests/test_selfcheck.py
 ifneq ($(strip $(NOTEBOOKS)),)
-	$(BIN)/python -m pytest --nbval --nbval-current-env \
+	$(BIN)/python -m pytest $(XDIST_NBVAL) --durations=15 --nbval --nbval-current-env \
 		--nbval-sanitize-with tests/sanitize.cfg --nbval-cell-timeout=120 $(NOTEBOOKS)
 endif
 
@@ -53,22 +71,25 @@ notebooks: $(STAMP)
 clean:
 	rm -rf $(VENV) *.egg-info
 
-## progress: run your exercise notebooks (unchanged) and list each exercise's status
+## progress: check your exercise notebooks (my-work/, else exercises/; never changed) and
+##      say what passed, what to fix and the next exercise
 .PHONY: progress
 progress: $(STAMP)
-	@$(BIN)/attnlib check exercises/ || true  # not done yet is not a failure here
+	@$(BIN)/attnlib progress
 
 ## exercises: regenerate exercises/ from solutions/ (exercises/ is never edited by hand;
-##      maintainers: tools/generate.py)
+##      maintainers: tools/generate.py). A notebook with answers typed into it is left alone
+##      and named; FORCE=1 overwrites it. my-work/ is never touched.
+FORCE ?=
 .PHONY: exercises
 exercises: $(STAMP)
-	$(BIN)/python tools/generate.py
+	$(BIN)/python tools/generate.py $(if $(FORCE),--force)
 
 ## test-browser: the lessons' widgets in JupyterLab, driven by Debian's Chromium with Playwright
 ##      (needs /usr/bin/chromium: `apt-get install chromium`; never a browser download)
 BROWSER_STAMP := $(VENV)/.installed-browser
 $(BROWSER_STAMP): $(STAMP) pyproject.toml
-	$(BIN)/python -m pip install --quiet -e '.[test,browser]'
+	$(BIN)/python -m pip install --quiet -e '.[lab,test,browser]'
 	touch $(BROWSER_STAMP)
 
 .PHONY: test-browser
@@ -79,7 +100,7 @@ test-browser: $(BROWSER_STAMP)
 ##      no network); open build/site/index.html or `python -m http.server -d build/site`
 SITE_STAMP := $(VENV)/.installed-site
 $(SITE_STAMP): $(STAMP) pyproject.toml
-	$(BIN)/python -m pip install --quiet -e '.[test,site]'
+	$(BIN)/python -m pip install --quiet -e '.[lab,test,site]'
 	touch $(SITE_STAMP)
 
 .PHONY: site test-site
@@ -93,12 +114,15 @@ OFFLINE = $(if $(filter offline,$(NET)),unshare -n sh -c 'ip link set lo up && e
 test-site: $(SITE_STAMP) $(BROWSER_STAMP)
 	$(OFFLINE) env ATTNLIB_SITE=1 $(BIN)/python -m pytest tests/test_site.py -v
 
-## test-widgets-ipywidgets7: the widget tests under ipywidgets 7.7.1, Colab's version, in a
-##      side venv (build/venv-ipywidgets7); `make test` runs them under the current release
+## test-widgets-ipywidgets7: the widget tests under Colab's versions (ipywidgets 7.7.1,
+##      IPython 7.34, ipykernel 6.17.1, jupyter_client 6.1.12: pyproject.toml's floors) in a
+##      side venv (build/venv-ipywidgets7), and `attnlib check` on a solution there;
+##      `make test` runs them under the current releases
 IPYW7 := build/venv-ipywidgets7
+COLAB_PINS := 'ipywidgets==7.7.1' 'ipython==7.34.0' 'ipykernel==6.17.1' 'jupyter_client==6.1.12'
 $(IPYW7)/.installed: pyproject.toml
 	test -x $(IPYW7)/bin/python || $(PYTHON) -m venv $(IPYW7)
-	$(IPYW7)/bin/python -m pip install --quiet 'ipywidgets==7.7.1' numpy sympy matplotlib pytest
+	$(IPYW7)/bin/python -m pip install --quiet $(COLAB_PINS) numpy sympy matplotlib pytest
 	$(IPYW7)/bin/python -m pip install --quiet --no-deps -e .
 	touch $@
 
@@ -106,6 +130,7 @@ $(IPYW7)/.installed: pyproject.toml
 test-widgets-ipywidgets7: $(IPYW7)/.installed
 	ATTNLIB_IPYWIDGETS=7.7.1 $(IPYW7)/bin/python -m pytest -W ignore::DeprecationWarning \
 		tests/test_widgets.py attnlib/widgets.py
+	$(IPYW7)/bin/attnlib check -q solutions/03_scoring.ipynb
 
 ## test-binder: repo2docker's dry run on this repository (side venv build/venv-repo2docker;
 ##      no Docker needed) and the checks that binder/ agrees with pyproject.toml

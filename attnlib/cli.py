@@ -1,7 +1,9 @@
 """The ``attnlib`` command line: ``attnlib check`` grades exercise notebooks.
 
-``attnlib check PATH...`` runs exercise notebooks (files, or folders of them: one folder
-per student for a class) in fresh kernels, never changing them, and reports every
+``attnlib progress`` (``make progress``) is the learner's view: a short status of their own
+copies (``my-work/`` when it exists, else ``exercises/``), mistakes in words, and the next
+exercise to do. ``attnlib check PATH...`` runs exercise notebooks (files, or folders of
+them: one folder per student for a class) in fresh kernels, never changing them, and reports every
 exercise's status. See :mod:`attnlib.grade` for what it guarantees. Maintainer tools
 (re-executing lessons, regenerating ``exercises/``) live in the repository's ``tools/``.
 """
@@ -14,6 +16,19 @@ import sys
 from . import grade
 from .grade import exports, shard
 from .grade import report as report_data
+
+WORKSPACE = "my-work"  # the learner's copies (tools/workspace.py, made by `make lab`)
+
+
+def default_paths():
+    """The learner's own copies when they exist (``my-work/``), else ``exercises/``."""
+    for folder in (WORKSPACE, "exercises"):
+        if os.path.isdir(folder):
+            return [folder + "/"]
+    raise grade.GraderError(
+        f"no {WORKSPACE}/ or exercises/ folder here: name the notebooks or folders to check"
+    )
+
 
 EPILOG = r"""statuses: passed, wrong (with the mistake's name), not attempted, missing (the check
 cell was removed), not reached (a timeout or a dead kernel stopped the notebook first),
@@ -78,7 +93,11 @@ def cmd_check(args):
         args,
         "check",
         lambda: grade.grade(
-            args.paths, jobs=args.jobs, limits=limits, on_result=_progress(args), shard=args.shard
+            args.paths or default_paths(),
+            jobs=args.jobs,
+            limits=limits,
+            on_result=_progress(args),
+            shard=args.shard,
         ),
     )
 
@@ -121,7 +140,12 @@ def build_parser():
         epilog=EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    p.add_argument("paths", nargs="+", help="notebook files or folders (one per student)")
+    p.add_argument(
+        "paths",
+        nargs="*",
+        help=f"notebook files or folders (one per student); default {WORKSPACE}/ if it "
+        "exists, else exercises/",
+    )
     out = p.add_mutually_exclusive_group()
     out.add_argument("--json", action="store_true", help="print the whole report as JSON")
     out.add_argument(
@@ -194,7 +218,88 @@ def build_parser():
         help="when students see each test's result (default %(default)s)",
     )
     g.set_defaults(func=cmd_gradescope)
+
+    q = sub.add_parser(
+        "progress",
+        help="your progress: what passed, what to fix (in words) and the next exercise",
+        description="Grade your exercise notebooks (never changing them) and say what is next.",
+    )
+    q.add_argument("paths", nargs="*", help=f"default: {WORKSPACE}/ if it exists, else exercises/")
+    q.add_argument("-j", "--jobs", type=_positive, default=os.cpu_count() or 1)
+    q.set_defaults(func=cmd_progress)
     return parser
+
+
+def cmd_progress(args):
+    try:
+        paths = args.paths or default_paths()
+        print(f"checking your notebooks in {', '.join(paths)} ...", file=sys.stderr, flush=True)
+        report = grade.grade(paths, jobs=args.jobs)
+    except grade.GraderError as err:
+        print(f"attnlib progress: {err}", file=sys.stderr)
+        return 2
+    print_progress(report)
+    return 0
+
+
+def in_words(r):
+    """A row's status as a learner reads it: the mistake's hint, never its code."""
+    from .selfcheck.mistakes import MISTAKES
+
+    status = r["status"]
+    if status == "wrong":
+        return "not yet: " + (MISTAKES.get(r["mistake"]) or r["message"] or "a different value")
+    if status == "missing":
+        return "its check cell is gone: copy it back from the blank exercise in exercises/"
+    if status == "not reached":
+        return "not reached: the notebook stopped before it (" + r["message"] + ")"
+    if status == "error":
+        return "could not be checked: " + r["message"]
+    return status
+
+
+def next_row(rows):
+    """The first exercise, in course order, that has not passed (None when all have)."""
+    return next((r for r in rows if r["status"] != "passed"), None)
+
+
+def print_progress(report, out=None):
+    """The learner's report: one line per notebook, what to fix, one summary, ``next:``.
+
+    A folder where nothing has been attempted yet gets a short status instead of a row
+    per exercise.
+    """
+    out = out or sys.stdout
+    rows, counts = report["rows"], report["summary"]
+    total, passed = counts["total"], counts["passed"]
+    if rows and all(r["status"] == "not attempted" for r in rows):
+        print(
+            f"No answers yet: {total} exercises in {counts['notebooks']} notebooks are waiting.",
+            file=out,
+        )
+    else:
+        by_notebook = {}
+        for r in rows:
+            by_notebook.setdefault(r["notebook"], []).append(r)
+        width = max(len(name) for name in by_notebook) if by_notebook else 0
+        for name, found in by_notebook.items():
+            done = sum(r["status"] == "passed" for r in found)
+            fresh = all(r["status"] == "not attempted" for r in found)
+            state = "not started" if fresh else f"{done} of {len(found)} passed"
+            print(f"{name.ljust(width)}  {state}", file=out)
+            for r in found:
+                if r["status"] not in ("passed", "not attempted"):
+                    print(f"    {r['exercise']}: {in_words(r)}", file=out)
+        print(file=out)
+        print(f"{passed} of {total} exercises passed.", file=out)
+    for notebook, errors in report["cell_errors"].items():
+        for number, reason in errors[:1]:
+            print(f"{notebook}: cell {number} raised {reason}", file=out)
+    following = next_row(rows)
+    if following is None:
+        print("Every exercise passed. Well done!" if rows else "No notebooks found.", file=out)
+    else:
+        print(f"next: exercise {following['exercise']} in {following['notebook']}", file=out)
 
 
 def main(argv=None):

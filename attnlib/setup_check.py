@@ -26,11 +26,11 @@ REQUIRED = (
     ("numpy", "1.24"),
     ("sympy", "1.12"),
     ("matplotlib", "3.7"),
-    ("ipywidgets", "8.0"),
-    ("jupyterlab", "4.0"),
-    ("ipython", "8.0"),
-    ("ipykernel", "6.0"),
-    ("jupyter_client", "8.0"),
+    ("ipywidgets", "7.7.1"),
+    ("ipython", "7.34"),
+    ("ipykernel", "6.17"),
+    ("jupyter_client", "6.1.12"),
+    ("jupyterlab", "4.0"),  # pyproject.toml's `lab` extra: off Colab the course needs it
 )
 
 FIX = (

@@ -6,11 +6,40 @@ ATTNLIB_BROWSER=1).
 """
 
 import os
+from pathlib import Path
 
 import numpy as np
 import pytest
 
 collect_ignore = [] if os.environ.get("ATTNLIB_BROWSER") == "1" else ["browser"]
+
+ROOT = Path(__file__).resolve().parent.parent
+# `make test` runs pytest over both cores (pytest-xdist, --dist loadgroup). The files that run
+# the grader each stay on one worker (their module fixtures grade a whole class once).
+ONE_WORKER = (
+    "tests/grader/test_hostile_class.py",
+    "tests/test_check_cli.py",
+    "tests/test_proof_kind.py",
+)
+# These plant a file in the installed package, which a grader running meanwhile in another
+# worker would rightly report as tampering: marked `alone`, left out of the parallel run
+# (-m "not alone") and run by themselves after it (`make test` does both).
+ALONE = (
+    "tests/grader/test_package_guard.py",
+    "tests/test_selfcheck.py::test_a_file_dropped_into_the_checkers_folder_is_never_read",
+)
+
+
+@pytest.hookimpl(tryfirst=True)  # before -m selects by mark
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        path = Path(str(item.fspath)).resolve()
+        where = path.relative_to(ROOT).as_posix() if path.is_relative_to(ROOT) else ""
+        if where.startswith(ONE_WORKER):
+            item.add_marker(pytest.mark.xdist_group(where))
+        test_id = f"{where}::{item.name}"
+        if any(test_id.startswith(prefix) for prefix in ALONE):
+            item.add_marker(pytest.mark.alone)
 
 
 @pytest.fixture(autouse=True)

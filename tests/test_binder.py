@@ -48,7 +48,8 @@ def test_python_is_pinned_as_repo2docker_reads_it_and_allowed_by_pyproject():
 def test_binder_installs_the_same_packages_as_pyproject():
     conda = {requirement(d) for d in ENV["dependencies"] if isinstance(d, str)}
     conda = {r for r in conda if r[0] != "python"}
-    assert conda == {requirement(d) for d in PROJECT["dependencies"]}
+    wanted = PROJECT["dependencies"] + PROJECT["optional-dependencies"]["lab"]
+    assert conda == {requirement(d) for d in wanted}
 
 
 def test_environment_names_no_repository_file_so_it_is_built_before_the_copy():

@@ -9,12 +9,15 @@ import pytest
 from tools.generate import (
     BEGIN,
     END,
+    NOTE_START,
     MarkerError,
     exercise_text,
     main,
     make_exercise,
     solution_regions,
+    sources_fingerprint,
     stub_source,
+    typed_into,
 )
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -112,10 +115,16 @@ def small_solution():
 def test_make_exercise_clears_outputs_and_machine_details_and_leaves_the_source_alone():
     nb = small_solution()
     ex = make_exercise(nb)
+    # the title ends with the note; cells stay aligned with the solution's
+    assert ex.cells[0].source.startswith("# Title\n\n" + NOTE_START) and len(ex.cells) == 2
+    assert "](../my-work/notebook)" in ex.cells[0].source
     assert ex.cells[1].source == 'S = ...\ncheck("scores", S)'
     assert ex.cells[1].outputs == [] and ex.cells[1].execution_count is None
-    assert ex.metadata["language_info"] == {"name": "python"}
+    # the solution's kernel's language_info, the kernelspec JupyterLab writes (normalize.py)
+    assert ex.metadata["language_info"] == nb.metadata["language_info"]
+    assert ex.metadata["kernelspec"]["display_name"] == "Python 3 (ipykernel)"
     assert ex.cells[1].id == nb.cells[1].id  # stable ids: regenerating changes nothing
+    assert ex.metadata["attnlib"]["generated"] == sources_fingerprint(ex.cells)
     assert nb.cells[1].outputs and BEGIN in nb.cells[1].source  # the solution is untouched
 
 
@@ -137,6 +146,45 @@ def test_the_command_writes_checks_and_reports_stale_or_orphan_exercises(tmp_pat
     assert "99_stray.ipynb: no solution notebook makes" in capsys.readouterr().out
 
 
+def answer_in(path, code='S = Q @ K.T\ncheck("scores", S)'):
+    """Type an answer into an exercise notebook's stub cell, as a learner would, and save."""
+    nb = nbformat.read(path, as_version=4)
+    stub = next(c for c in nb.cells if c.cell_type == "code" and "S = ..." in c.source)
+    stub.source = code
+    nbformat.write(nb, path)
+    return path.read_text()
+
+
+def test_make_exercises_leaves_a_notebook_with_typed_answers_alone_unless_forced(tmp_path, capsys):
+    solutions, exercises = tmp_path / "solutions", tmp_path / "exercises"
+    solutions.mkdir()
+    nbformat.write(small_solution(), solutions / "01_demo.ipynb")
+    args = ["--solutions", str(solutions), "--exercises", str(exercises)]
+    assert main(args) == 0
+    target = exercises / "01_demo.ipynb"
+    blank = target.read_text()
+    assert not typed_into(blank)
+    # outputs and metadata (a run, a JupyterLab save) are not answers: overwritten
+    nb = nbformat.read(target, as_version=4)
+    nb.metadata["language_info"]["version"] = "3.99.0"
+    nb.cells[1].outputs = [nbformat.v4.new_output("stream", text="ran\n")]
+    nbformat.write(nb, target)
+    assert not typed_into(target.read_text())
+    assert main(args) == 0 and target.read_text() == blank
+    # typed answers: listed, left alone, and the check says how to keep them
+    answered = answer_in(target)
+    assert typed_into(answered)
+    capsys.readouterr()
+    assert main(args) == 1
+    out = capsys.readouterr().out
+    assert f"{target}: not overwritten" in out and "FORCE=1" in out and "cp " in out
+    assert target.read_text() == answered
+    assert main(["--check", *args]) == 1
+    assert "answers typed into it?" in capsys.readouterr().out
+    assert main(["--force", *args]) == 0
+    assert target.read_text() == blank
+
+
 def test_the_command_reports_bad_markers_without_a_traceback(tmp_path, capsys):
     (tmp_path / "s").mkdir()
     nb = small_solution()
@@ -155,7 +203,7 @@ def test_maintainer_tools_are_not_in_the_installed_package():
     assert not (package / "generate.py").exists()
     assert (ROOT / "tools" / "generate.py").exists() and (ROOT / "tools" / "execute.py").exists()
     commands = build_parser()._subparsers._group_actions[0].choices
-    assert sorted(commands) == ["check"]
+    assert sorted(commands) == ["check", "progress"]
     makefile = (ROOT / "Makefile").read_text()
     assert "tools/generate.py" in makefile and "tools/execute.py" in makefile
 

@@ -20,7 +20,8 @@ def requirement(text):
 
 def test_environment_yml_lists_the_same_packages_as_pyproject():
     project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
-    wanted = project["dependencies"] + project["optional-dependencies"]["test"]
+    extras = project["optional-dependencies"]
+    wanted = project["dependencies"] + extras["lab"] + extras["test"]
     env = yaml.safe_load((ROOT / "environment.yml").read_text())
     conda = [d for d in env["dependencies"] if isinstance(d, str)]
     conda = {requirement(d) for d in conda} - {("pip", "")}
@@ -45,3 +46,19 @@ def test_makefile_offers_the_two_learner_commands():
     makefile = (ROOT / "Makefile").read_text()
     assert re.search(r"^lab: ", makefile, re.M) and re.search(r"^test: ", makefile, re.M)
     assert "--LabApp.default_url=/lab/tree/notebooks/00_start_here.ipynb $(LAB_ARGS)" in makefile
+
+
+def test_the_dependency_floors_are_the_versions_tested_in_the_colab_venv():
+    """pyproject.toml's floors for Colab's packages are the pins `make test-widgets-ipywidgets7`
+    installs and runs the widget tests and the grader under."""
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    floors = dict(requirement(d) for d in project["dependencies"])
+    pins = re.search(r"^COLAB_PINS := (.*)$", (ROOT / "Makefile").read_text(), re.M).group(1)
+    pinned = dict(requirement(p.strip("'").replace("==", ">=")) for p in pins.split())
+    assert set(pinned) == {"ipywidgets", "ipython", "ipykernel", "jupyter-client"}
+    for name, spec in pinned.items():
+        tested, floor = spec.removeprefix(">="), floors[name].removeprefix(">=")
+        assert tuple(map(int, floor.split("."))) <= tuple(map(int, tested.split("."))), name
+        assert tested.split(".")[:2] == floor.split(".")[:2], (
+            f"{name}: floor {floor}, tested {tested}"
+        )

@@ -82,7 +82,8 @@ def test_oldest_versions_agree_with_pyproject():
     tomllib = pytest.importorskip("tomllib")  # Python 3.11+
     project = tomllib.loads((Path(__file__).parent.parent / "pyproject.toml").read_text())
     wanted = {"python": project["project"]["requires-python"].removeprefix(">=")}
-    for spec in project["project"]["dependencies"]:
+    extras = project["project"]["optional-dependencies"]
+    for spec in project["project"]["dependencies"] + extras["lab"]:
         name, oldest = re.fullmatch(r"([A-Za-z0-9_.-]+)>=([0-9.]+)", spec).groups()
         wanted[name] = oldest
     assert dict(REQUIRED) == wanted

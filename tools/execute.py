@@ -5,12 +5,18 @@
 
 The step before committing a changed lesson: nbval then compares a fresh run with what
 is stored. Each notebook runs in its own folder with nbclient; timings are not recorded
-(they would change on every run) and live widget state is dropped.
+(they would change on every run) and live widget state is dropped. The file is written in
+the form JupyterLab saves (tools/normalize.py), so opening a lesson changes nothing.
 """
 
 import argparse
 import sys
 from pathlib import Path
+
+try:  # run as `python tools/execute.py` or imported as tools.execute
+    from tools.normalize import write
+except ImportError:  # pragma: no cover - script run: tools/ itself is on sys.path
+    from normalize import write
 
 
 def notebook_paths(paths):
@@ -45,14 +51,13 @@ def run_notebook(path, timeout=120):
 
 
 def main(argv=None):
-    import nbformat
-
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("paths", nargs="+", help="notebook files or folders")
     parser.add_argument("--timeout", type=int, default=120, help="seconds per cell (120)")
     args = parser.parse_args(argv)
     for path in notebook_paths(args.paths):
-        nbformat.write(run_notebook(path, timeout=args.timeout), path)
+        nb = run_notebook(path, timeout=args.timeout)
+        write(nb, path, language_info=nb.metadata.get("language_info"))
         print(f"executed {path}")
     return 0
 
