@@ -2,16 +2,17 @@
 
 Ids: ``dw_by_hand`` (dW_Q = X^T dQ by hand), ``self_attention_grads`` (write the backward
 pass of self-attention), ``predict_untouched_rows`` (predict then check: which rows of
-W_Q a loss on eat's row leaves alone), ``fix_train_step`` (find the bug: a step that
-climbs), ``ce_gradient_eat`` (transfer: the cross-entropy gradient for another target).
+W_Q a loss on eat's output leaves alone), ``fix_train_step`` (find the bug: a training
+step on the copy-the-marked-value task that climbs), ``nudge_one_weight`` (transfer: one
+entry of a gradient measured by nudging the weight and watching the loss).
 Expected answers come from ``attnlib.grad`` and ``attnlib.core``.
 """
 
 import numpy as np
 
 from .. import example as ex
-from ..core import attention, softmax
-from ..grad import attention_backward, self_attention_backward, softmax_jacobian
+from ..core import attention
+from ..grad import attention_backward, self_attention_backward
 from ..selfcheck.exercise import Exercise
 from . import widened
 
@@ -95,46 +96,60 @@ PREDICT_UNTOUCHED_ROWS = Exercise(
     kind="choice",
     answer="prediction",
     hints=[
-        "Only eat's row of the scores is in the loss, so only eat's row of dQ is non-zero.",
+        "Only eat's output is in the loss, so only eat's row of dA, of dS and of dQ is non-zero.",
         "Row a of dW_Q = X^T dQ is eat's input X[eat, a] times eat's dQ row; eat is (0, 2, 0, 1).",
     ],
-    solution="prediction = 'rows 1 and 3'  # eat's input is 0 in dims 1 and 3",
-    expected="rows 1 and 3",
-    options=("rows 1 and 3", "rows 2 and 4", "none", "all four"),
+    solution="prediction = 'rows 0 and 2'  # eat's input is 0 at indices 0 and 2",
+    expected="rows 0 and 2",
+    options=("rows 0 and 2", "rows 1 and 3", "none", "all four"),
     mistakes={
-        "rows 2 and 4": "dw_zero_input",
+        "rows 1 and 3": "off_by_one",
         "none": "dw_zero_input",
         "all four": "dw_zero_input",
     },
 )
 
 
-# ---- fix_train_step: repair a gradient step ---------------------------------------------------
-def _loss_gradients(X, W_Q, W_K, W_V):
-    """dW_Q, dW_K of L = -log A[0, -1]: the first token should attend to the last."""
-    _, A = attention(X @ W_Q, X @ W_K, X @ W_V)
-    dWeights = np.zeros_like(A)
-    dWeights[0, -1] = -1 / A[0, -1]
-    dOutput = np.zeros((X.shape[0], W_V.shape[1]))
-    _, dW_Q, dW_K, _ = self_attention_backward(X, W_Q, W_K, W_V, dOutput, dWeights=dWeights)
-    return dW_Q, dW_K
+# ---- fix_train_step: repair a gradient step on a loss on the outputs --------------------------
+def _step(X, targets, W_Q, W_K, W_V, learning_rate, mistake=None):
+    """One gradient-descent step on W_Q, W_K for the mean squared error of the outputs."""
+    output, _ = attention(X @ W_Q, X @ W_K, X @ W_V)  # (..., n, d_v)
+    dOutput = 2 * (output - targets)  # (..., n, d_v)
+    if mistake != "mse_not_averaged":
+        dOutput = dOutput / output.size  # the slope of a mean: divided by how many it averages
+    _, dW_Q, dW_K, _ = self_attention_backward(X, W_Q, W_K, W_V, dOutput)
+    sign = 1 if mistake == "gradient_ascent" else -1
+    return W_Q + sign * learning_rate * dW_Q, W_K + sign * learning_rate * dW_K
 
 
-def _train_step(X, W_Q, W_K, W_V, learning_rate):
-    dW_Q, dW_K = _loss_gradients(X, W_Q, W_K, W_V)
-    return W_Q - learning_rate * dW_Q, W_K - learning_rate * dW_K
+def _train_step(X, targets, W_Q, W_K, W_V, learning_rate):
+    return _step(X, targets, W_Q, W_K, W_V, learning_rate)
 
 
-def _ascent_step(X, W_Q, W_K, W_V, learning_rate):
-    dW_Q, dW_K = _loss_gradients(X, W_Q, W_K, W_V)
-    return W_Q + learning_rate * dW_Q, W_K + learning_rate * dW_K
+def _ascent_step(X, targets, W_Q, W_K, W_V, learning_rate):
+    return _step(X, targets, W_Q, W_K, W_V, learning_rate, "gradient_ascent")
 
+
+def _summed_step(X, targets, W_Q, W_K, W_V, learning_rate):
+    return _step(X, targets, W_Q, W_K, W_V, learning_rate, "mse_not_averaged")
+
+
+# the exercise notebook's copy task: 2 sequences of 3 tokens, columns value, marker, 1
+X_COPY = np.array(
+    [[[1.0, 0, 1], [-2, 1, 1], [0, 0, 1]], [[2.0, 0, 1], [1, 0, 1], [-1, 1, 1]]]
+)  # (B, n, d_model) = (2, 3, 3)
+TARGETS_COPY = np.repeat(
+    (X_COPY[..., 0] * X_COPY[..., 1]).sum(axis=1)[:, None, None], 3, axis=1
+)  # (2, 3, 1): the marked value at every position
+W_V_COPY = np.array([[1.0], [0.0], [0.0]])  # reads the value column
 
 _rng = np.random.default_rng(162)
 STEP_CASES = [
-    (ex.X, ex.W_Q, ex.W_K, ex.W_V, 0.05),  # the lesson's: birds -> seeds
-    (*(_rng.normal(size=s) for s in [(5, 3), (3, 4), (3, 4), (3, 2)]), 0.1),
-    (*(_rng.normal(size=s) for s in [(4, 6), (6, 2), (6, 2), (6, 3)]), 0.5),
+    (X_COPY, TARGETS_COPY, *(0.1 * _rng.normal(size=(3, 2)) for _ in range(2)), W_V_COPY, 0.5),
+    # two sequences of n = 5, d_model = 3, d_k = 4, d_v = 2
+    (*(_rng.normal(size=s) for s in [(2, 5, 3), (2, 5, 2), (3, 4), (3, 4), (3, 2)]), 0.1),
+    # one sequence of n = 4, d_model = 6, d_k = 2, d_v = 3
+    (*(_rng.normal(size=s) for s in [(4, 6), (4, 3), (6, 2), (6, 2), (6, 3)]), 0.5),
 ]
 
 FIX_TRAIN_STEP = Exercise(
@@ -144,47 +159,51 @@ FIX_TRAIN_STEP = Exercise(
     answer="train_step",
     hints=[
         "Print the loss before and after one broken step: which way does it move?",
-        "A descent step moves against the gradient: W - learning_rate * dW.",
+        "dOutput is the slope of the loss, 2 * (output - targets) / output.size; a descent "
+        "step is W - learning_rate * dW.",
     ],
-    solution="def train_step(X, W_Q, W_K, W_V, learning_rate):\n"
-    "    _, A = attnlib.attention(X @ W_Q, X @ W_K, X @ W_V)  # (n, n)\n"
-    "    dWeights = np.zeros_like(A)\n"
-    "    dWeights[0, -1] = -1 / A[0, -1]  # d(-log a) / da\n"
-    "    dOutput = np.zeros((X.shape[0], W_V.shape[1]))  # the output is not in the loss\n"
-    "    _, dW_Q, dW_K, _ = attnlib.self_attention_backward(\n"
-    "        X, W_Q, W_K, W_V, dOutput, dWeights=dWeights\n"
-    "    )\n"
+    solution="def train_step(X, targets, W_Q, W_K, W_V, learning_rate):\n"
+    "    output, _ = attnlib.attention(X @ W_Q, X @ W_K, X @ W_V)  # (..., n, d_v)\n"
+    "    dOutput = 2 * (output - targets) / output.size  # slope of the mean squared error\n"
+    "    _, dW_Q, dW_K, _ = attnlib.self_attention_backward(X, W_Q, W_K, W_V, dOutput)\n"
     "    return W_Q - learning_rate * dW_Q, W_K - learning_rate * dW_K",
     # the last case has a row whose scores spread past 709 (see widened)
-    cases=[*STEP_CASES, widened(STEP_CASES[1], 1, 200)],
+    cases=[*STEP_CASES, widened(STEP_CASES[1], 2, 200)],
     reference=_train_step,
-    mistakes=[("gradient_ascent", _ascent_step)],
-    arg_names=("X", "W_Q", "W_K", "W_V", "learning_rate"),
+    mistakes=[("gradient_ascent", _ascent_step), ("mse_not_averaged", _summed_step)],
+    arg_names=("X", "targets", "W_Q", "W_K", "W_V", "learning_rate"),
     result_names=("W_Q", "W_K"),
 )
 
 
-# ---- ce_gradient_eat: the cross-entropy gradient for another target ---------------------------
-_P = softmax(ex.SCALED[0])  # birds' weights, (n_k,)
-_EAT = ex.TOKENS.index("eat")
-_D_WEIGHTS = np.zeros(3)
-_D_WEIGHTS[_EAT] = -1 / _P[_EAT]  # d(-log p_eat) / dp
-_D_SCORES = softmax_jacobian(_P) @ _D_WEIGHTS  # through the Jacobian: p - e_eat
+# ---- nudge_one_weight: one gradient entry by nudging ------------------------------------------
+_V = ex.X @ ex.W_V  # (n, d_v): the worked example's values
+_TARGETS = np.repeat(_V[ex.TOKENS.index("seeds")][None, :], 3, axis=0)  # seeds' value, each row
+_OUTPUT = attention(ex.X @ ex.W_Q, ex.X @ ex.W_K, _V)[0]  # (3, 2)
+_D_OUTPUT = 2 * (_OUTPUT - _TARGETS) / _OUTPUT.size  # slope of the mean squared error
+_SLOPE = self_attention_backward(ex.X, ex.W_Q, ex.W_K, ex.W_V, _D_OUTPUT)[2][1, 1]  # dW_K[1, 1]
 
-CE_GRADIENT_EAT = Exercise(
-    id="ce_gradient_eat",
+NUDGE_ONE_WEIGHT = Exercise(
+    id="nudge_one_weight",
     lesson="17_training_an_attention_head",
     kind="value",
-    answer="dL_ds",
+    answer="slope",
     hints=[
-        "The lesson derived d(-log p_t) / ds = p - e_t for target t; here t is eat.",
-        "Birds' weights are (0.013, 0.882, 0.106): subtract 1 from eat's entry.",
+        "Copy W_K twice, add h to entry [1, 1] of one copy and subtract h from the other, and "
+        "compute the loss with each.",
+        "The slope is (loss with the entry raised - loss with it lowered) / (2 * h): the two "
+        "nudges are 2h apart.",
     ],
-    solution=lambda: f"dL_ds = np.array({np.round(_D_SCORES, 3).tolist()})  # weights - [0, 1, 0]",
-    expected=_D_SCORES,
-    mistakes={"ce_sign": -_D_SCORES, "ce_weights_not_scores": _D_WEIGHTS},
-    decimals=3,
-    name="dL/ds",
+    solution=lambda: (
+        "up, down = W_K.copy(), W_K.copy()\n"
+        "up[1, 1] += h\n"
+        "down[1, 1] -= h\n"
+        "slope = (loss(up) - loss(down)) / (2 * h)  # " + f"{_SLOPE:.4f}"
+    ),
+    expected=_SLOPE,
+    mistakes={"slope_not_halved": 2 * _SLOPE, "slope_sign": -_SLOPE},
+    decimals=4,
+    name="slope",
 )
 
 
@@ -194,5 +213,5 @@ EXERCISES = (
     SELF_ATTENTION_GRADS,
     PREDICT_UNTOUCHED_ROWS,
     FIX_TRAIN_STEP,
-    CE_GRADIENT_EAT,
+    NUDGE_ONE_WEIGHT,
 )

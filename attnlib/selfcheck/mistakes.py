@@ -311,17 +311,20 @@ MISTAKES = {
         "gradient."
     ),
     "gradient_ascent": (
-        "the step went uphill: gradient descent subtracts the gradient, "
-        "W - learning_rate * dW, so the loss falls."
+        "the step went uphill: descent moves against the gradient, W - learning_rate * dW, "
+        "with dOutput = 2 (output - target) / N; one flipped sign makes it climb."
     ),
-    "ce_sign": (
-        "the sign is flipped: the gradient of -log p_t with respect to the scores is "
-        "p - e_t, negative at the target (its score must rise) and positive elsewhere."
+    "mse_not_averaged": (
+        "the loss is a mean, so its slope is divided by how many outputs it averages: dOutput = "
+        "2 (output - target) / output.size; without it each step is that many times too long."
     ),
-    "ce_weights_not_scores": (
-        "that is the gradient with respect to the weights (-1 / p_t at the target, 0 "
-        "elsewhere); through the softmax Jacobian it becomes the gradient with respect to "
-        "the scores, p - e_t."
+    "slope_not_halved": (
+        "the raised and the lowered weight are 2h apart, not h: divide the change in the loss "
+        "by 2 * h."
+    ),
+    "slope_sign": (
+        "the sign is flipped: subtract the loss with the weight lowered from the loss with it "
+        "raised, so a loss that grows with the weight gives a positive slope."
     ),
     # ---- lessons 19 and 20: precision, checking against a framework -------------------------
     "exponent_all_ones": (
