@@ -169,3 +169,14 @@ def test_an_unreachable_source_says_so_in_one_line_and_offers_the_cdn():
 def test_the_site_config_keeps_every_request_on_the_site():
     kernel = lite.lite_config()["jupyter-config-data"]["litePluginSettings"][lite.PYODIDE_PLUGIN]
     assert kernel == {"pyodideUrl": "./static/pyodide/pyodide.js", "disablePyPIFallback": True}
+
+
+def test_readme_and_website_link_to_the_browser_version():
+    import build_site
+    from colab_cell import lite_url
+
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert f"[run the course in your browser]({lite_url()})" in readme
+    assert "nothing to install" in readme
+    line = build_site.open_line({"kind": "exercises", "stem": "03_scoring"})
+    assert f'<a href="{lite_url("exercises/03_scoring.ipynb")}">run in your browser</a>' in line
