@@ -332,12 +332,15 @@ def lite_config():
     }
 
 
-# The same settings `make lab` writes: no news or update pop-ups, nothing fetched.
+# The same settings `make lab` writes: no news or update pop-ups, nothing fetched; and every
+# cell attached to the page (the lessons are short), so a widget or figure far down a lesson
+# is drawn as soon as it arrives, and a test sees every prompt.
 OVERRIDES = {
     "@jupyterlab/apputils-extension:notification": {
         "fetchNews": "false",
         "checkForUpdates": False,
-    }
+    },
+    "@jupyterlab/notebook-extension:tracker": {"windowingMode": "none"},
 }
 
 
