@@ -83,6 +83,10 @@ def browser():
         chromium.close()
 
 
+def page_url(base, path):
+    return f"{base}/lab/index.html?path={path}"
+
+
 class Visit:
     """A fresh browser profile (empty browser storage) that records every request and error."""
 
@@ -104,7 +108,7 @@ class Visit:
             self.outside.append(request.url)
 
     def open(self, base, path):
-        self.page.goto(f"{base}/lab/index.html?path={path}")
+        self.page.goto(page_url(base, path))
         self.page.wait_for_selector(".jp-NotebookPanel .jp-Notebook .jp-Cell")
         self.page.wait_for_selector(IDLE)  # keys pressed before this are lost
 
@@ -242,8 +246,8 @@ def test_exercise_03_gives_one_right_and_one_wrong(site, visit):
     # the learner's work is kept in the browser's storage: save, reload, and it is still there
     page.keyboard.press("Control+s")
     page.wait_for_selector(".lm-TabBar-tab.jp-mod-dirty", state="detached")
-    page.reload()
-    page.wait_for_selector(".jp-NotebookPanel .jp-Notebook .jp-Cell")
+    page.goto(page_url(site, "exercises/03_scoring.ipynb"))  # the site drops ?path= once open
+    page.wait_for_selector(".jp-NotebookPanel .jp-Notebook .jp-Cell", timeout=120_000)
     kept = cell_with(page, 'check("double_keys", prediction)').locator(".cm-content").inner_text()
     assert 'prediction = "halved"' in kept, kept
 
@@ -291,6 +295,10 @@ def test_every_notebook_runs_top_to_bottom(site, visit, path):
     visit.open(site, path)
     run_all(visit.page)
     assert errors_in_outputs(visit.page) == []
+    if path == "notebooks/00_start_here.ipynb":  # the setup check knows the browser
+        text = visit.page.locator(".jp-Notebook").inner_text()
+        assert "in the browser (JupyterLite" in text
+        assert "setup check (browser): all 6 packages found" in text
     assert visit.page.get_by_text("Error displaying widget").count() == 0
     assert visit.errors == []
     visit.close()
