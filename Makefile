@@ -168,3 +168,18 @@ $(CHP):
 test-hub: $(STAMP) $(HUB)/.installed
 	-@$(MAKE) --no-print-directory $(CHP)
 	ATTNLIB_HUB=$(HUB) ATTNLIB_CHP=$(CHP) $(BIN)/python -m pytest tests/test_hub.py -v
+
+## lite: build the course as a JupyterLite site in build/lite (JupyterLab and Python in the
+##      browser: nothing to install); every file it fetches is checked against a pinned hash;
+##      serve it with `python3 -m http.server -d build/lite` (LITE_ARGS=--cdn: see tools/build_lite.py)
+LITE_ARGS ?=
+.PHONY: lite test-lite
+lite:
+	$(PYTHON) tools/build_lite.py $(LITE_ARGS)
+
+## test-lite: build the site, then open lesson 03 and its exercises in Chromium with only
+##      loopback (as root: `unshare -n`; NET=online keeps the network, still failing on any
+##      request that leaves 127.0.0.1)
+LITE_OFFLINE = $(if $(filter online,$(NET)),,unshare -n sh -c 'ip link set lo up && exec "$$0" "$$@"')
+test-lite: lite $(BROWSER_STAMP)
+	$(LITE_OFFLINE) env ATTNLIB_LITE=1 $(BIN)/python -m pytest tests/test_lite.py -v

@@ -9,6 +9,10 @@ no JupyterLab to find, and its front end shows ipywidgets 7.x only (it runs
 7.7.1), so an ipywidgets 8 installed over it is the problem. There the check
 looks for the course itself (the notebook's first cell installs it) instead.
 
+In the browser (the JupyterLite site, Python compiled to WebAssembly by Pyodide, where
+``sys.platform == "emscripten"``) there is also no JupyterLab or kernel to install: the
+check looks for the lessons' libraries and the course, and says what differs there.
+
 >>> found, report = check_setup()
 >>> [name for name, _ in found]
 ['python', 'numpy', 'sympy', 'matplotlib', 'ipywidgets', 'jupyterlab', 'ipython', 'ipykernel',
@@ -59,6 +63,33 @@ COLAB_FIX = (
 )
 
 
+# In the browser (JupyterLite): the site brings every package, the course included
+BROWSER_REQUIRED = (
+    ("python", "3.10"),
+    ("numpy", "1.24"),
+    ("sympy", "1.12"),
+    ("matplotlib", "3.7"),
+    ("ipywidgets", "8.0"),
+    ("attnlib", "0.1"),
+)
+BROWSER_NOTE = (
+    "in the browser (JupyterLite, Python in WebAssembly): nothing to install.\n"
+    "Your work is saved in this browser's storage and survives a reload, but not clearing the "
+    "site's data or another browser: File > Download saves the open notebook to your computer.\n"
+    "A check of a function runs in this kernel with no time limit; there is no terminal, "
+    "so `attnlib check exercises/` needs the installed course (make lab)."
+)
+BROWSER_FIX = (
+    "fix in the browser: reload the page (Pyodide may not have finished loading); if that "
+    "does not help, install the course instead (make lab) or open it on Binder."
+)
+
+
+def in_browser():
+    """True in the JupyterLite site's kernel: Pyodide, Python compiled to WebAssembly."""
+    return sys.platform == "emscripten"
+
+
 def on_colab():
     """True inside Google Colab, whose kernel imports ``google.colab`` at start."""
     return "google.colab" in sys.modules
@@ -94,6 +125,15 @@ def _for_colab(colab):
     return on_colab() if colab is None else colab
 
 
+def _place(colab):
+    """(required, below, note, fix, title) for Colab, the browser, or an installed course."""
+    if _for_colab(colab):
+        return COLAB_REQUIRED, COLAB_BELOW, COLAB_NOTE, COLAB_FIX, "setup check (Colab)"
+    if colab is None and in_browser():
+        return BROWSER_REQUIRED, {}, BROWSER_NOTE, BROWSER_FIX, "setup check (browser)"
+    return REQUIRED, {}, None, FIX, "setup check"
+
+
 def verdict(found, required=None, colab=None):
     """One line when all is well, otherwise the problems and how to fix them.
 
@@ -103,7 +143,7 @@ def verdict(found, required=None, colab=None):
         As returned by :func:`check_setup`.
     required : sequence of (str, str), optional
         The same packages with the oldest version that works; by default
-        ``REQUIRED``, or ``COLAB_REQUIRED`` on Colab.
+        ``REQUIRED``, ``COLAB_REQUIRED`` on Colab, ``BROWSER_REQUIRED`` in the browser.
     colab : bool, optional
         Judge as on Colab (ipywidgets must stay below 8, Colab's own fix);
         by default, whether this kernel runs on Colab.
@@ -124,23 +164,21 @@ def verdict(found, required=None, colab=None):
     setup check (Colab): 1 of 1 packages not ready: ipywidgets 8.1.5 is too new for Colab ...
     fix on Colab: ...
     """
-    colab = _for_colab(colab)
-    if required is None:
-        required = COLAB_REQUIRED if colab else REQUIRED
-    oldest, below = dict(required), COLAB_BELOW if colab else {}
+    default, below, _, fix, title = _place(colab)
+    required = default if required is None else required
+    oldest = dict(required)
     problems = [
         p
         for name, version in found
         if (p := _problem(name, version, oldest[name], below.get(name)))
     ]
-    title = "setup check (Colab)" if colab else "setup check"
     if not problems:
         return f"{title}: all {len(found)} packages found"
     return (
         f"{title}: {len(problems)} of {len(found)} packages not ready: "
         + "; ".join(problems)
         + "\n"
-        + (COLAB_FIX if colab else FIX)
+        + fix
     )
 
 
@@ -151,10 +189,11 @@ def check_setup(required=None, colab=None):
     ----------
     required : sequence of (str, str), optional
         Package names with the oldest version that works; by default
-        ``REQUIRED``, or ``COLAB_REQUIRED`` on Colab.
+        ``REQUIRED``, ``COLAB_REQUIRED`` on Colab, ``BROWSER_REQUIRED`` in the browser.
     colab : bool, optional
         Check as on Colab; by default, whether this kernel runs on Colab. On
-        Colab the report starts with a line saying what matters there.
+        Colab the report starts with a line saying what matters there; in the
+        browser (JupyterLite) with lines saying what differs there.
 
     Returns
     -------
@@ -170,11 +209,9 @@ def check_setup(required=None, colab=None):
     >>> report.splitlines()[-1]
     'setup check: all 1 packages found'
     """
-    colab = _for_colab(colab)
-    if required is None:
-        required = COLAB_REQUIRED if colab else REQUIRED
-    below = COLAB_BELOW if colab else {}
-    found, lines = [], [COLAB_NOTE] if colab else []
+    default, below, note, _, _ = _place(colab)
+    required = default if required is None else required
+    found, lines = [], [note] if note else []
     for name, oldest in required:
         version = installed_version(name)
         found.append((name, version))

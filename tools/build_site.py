@@ -36,7 +36,7 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 sys.path.insert(0, str(HERE))
 
-from colab_cell import BRANCH, CELL_ID, binder_url, colab_url, repository_url  # noqa: E402
+from colab_cell import BRANCH, CELL_ID, binder_url, colab_url, lite_url, repository_url  # noqa: E402
 
 OUT = ROOT / "build" / "site"
 KINDS = ("notebooks", "exercises", "solutions")
@@ -229,6 +229,7 @@ def open_line(entry):
     return (
         f'<p class="course-open">Run this notebook: <a href="{colab_url(source)}">open in Colab</a>'
         f' · <a href="{binder_url(source)}">launch on Binder</a>'
+        f' · <a href="{lite_url(source)}">run in your browser</a> (nothing to install)'
         " · or clone the course and <code>make lab</code></p>"
     )
 

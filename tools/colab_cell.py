@@ -81,6 +81,17 @@ def binder_url(path="notebooks/00_start_here.ipynb", url=None):
     return f"https://mybinder.org/v2/gh/{github_path(url)}/HEAD?urlpath=lab/tree/{path}"
 
 
+def lite_url(path="notebooks/00_start_here.ipynb", url=None):
+    """The address of ``path`` in the course's JupyterLite site (``make lite``: build/lite),
+    published with the repository's GitHub Pages under ``lite/``.
+
+    >>> lite_url(url="https://github.com/o/r")
+    'https://o.github.io/r/lite/lab/index.html?path=notebooks/00_start_here.ipynb'
+    """
+    owner, name = github_path(url).split("/")
+    return f"https://{owner.lower()}.github.io/{name}/lite/lab/index.html?path={path}"
+
+
 def cell_source(url=None):
     """The source of the Colab cell, with the repository address filled in.
 

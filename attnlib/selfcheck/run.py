@@ -23,6 +23,7 @@ The result is one record per input, exactly one of::
 [{'error': 'ZeroDivisionError: division by zero'}]
 """
 
+import contextlib
 import copy
 import io
 import json
@@ -114,6 +115,36 @@ def _exit_code(pid):
     return -os.WTERMSIG(status) if os.WIFSIGNALED(status) else 1
 
 
+NO_TIME_LIMIT = (
+    "note: in the browser (Pyodide) your function runs in this kernel with no time limit; "
+    "if a check never ends, use Kernel > Restart Kernel"
+)
+_noted = []  # the note above is printed once per kernel
+
+
+def _in_process(function, cases):
+    """:func:`call_cases` where there is no fork: Windows, and Pyodide in the browser (its
+    ``os.fork`` exists but fails with ENOSYS). The same records, with the learner's prints
+    discarded as in the child, but no time limit; in the browser a note says so, once."""
+    if sys.platform == "emscripten" and not _noted:
+        _noted.append(True)
+        print(NO_TIME_LIMIT)
+    records = []
+    for args in cases:
+        with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+            record = _call(function, args)
+        try:
+            line = json.dumps(record, allow_nan=False)
+        except (TypeError, ValueError) as err:
+            line = json.dumps({"error": f"the result could not be sent: {err}"})
+        records.append(_record(line))
+        if "exit" in record:  # as in the child: the calls after an exit are not run
+            why = "ended the process"
+            records += [{"error": _NOT_RUN.format(why)}] * (len(cases) - len(records))
+            break
+    return records
+
+
 def call_cases(function, cases, seconds=TIME_LIMIT):
     """Call ``function(*args)`` for each ``args`` in ``cases`` in a child process.
 
@@ -135,12 +166,13 @@ def call_cases(function, cases, seconds=TIME_LIMIT):
 
     Notes
     -----
-    Needs ``os.fork`` (Linux, macOS). Where it is missing (Windows) the function is called
-    in this process instead: the same records, but no time limit.
+    Needs ``os.fork`` (Linux, macOS). Where it is missing (Windows) or fails (Pyodide in the
+    browser) the function is called in this process instead: the same records, but no time
+    limit.
     """
     cases = [tuple(args) for args in cases]
-    if not hasattr(os, "fork"):
-        return [_record(json.dumps(_call(function, args), allow_nan=False)) for args in cases]
+    if not hasattr(os, "fork") or sys.platform == "emscripten":
+        return _in_process(function, cases)
     read_fd, write_fd = os.pipe()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", DeprecationWarning)  # fork with threads (3.12+)
