@@ -12,7 +12,9 @@ from .blocked import blocked_attention, online_softmax
 from .core import attention, attention_weights, project, qk_scores, scale_scores, softmax
 from .grad import (
     attention_backward,
+    central_difference,
     multi_head_attention_backward,
+    relative_error,
     self_attention_backward,
     softmax_jacobian,
 )
@@ -29,6 +31,7 @@ __all__ = [
     "attention_weights",
     "blocked_attention",
     "causal_mask",
+    "central_difference",
     "example",
     "init_block",
     "layer_norm",
@@ -40,6 +43,7 @@ __all__ = [
     "padding_mask",
     "project",
     "qk_scores",
+    "relative_error",
     "rotary_angles",
     "scale_scores",
     "self_attention_backward",

@@ -340,3 +340,76 @@ def multi_head_attention_backward(X_q, X_kv, W_Q, W_K, W_V, W_O, n_heads, dOutpu
     dX_kv = _unbroadcast(dK @ W_K.T + dV @ W_V.T, X_kv.shape)  # two paths: (n_k, d_model_kv)
     grads = (dX_q, dX_kv, dW_Q, dW_K, dW_V, dW_O)
     return tuple(g.astype(out, copy=False) for g in grads)
+
+
+def central_difference(f, X, h=1e-6):
+    """The gradient of a number ``f(X)``, measured by nudging one entry of X at a time.
+
+    Entry ``[i]`` is ``(f(X + h e_i) - f(X - h e_i)) / 2h``: nudge entry i up by h and down
+    by h, and divide the change in ``f`` by the distance between the two nudges. Two calls
+    of ``f`` per entry: too slow to train with, the independent check of any derived
+    gradient.
+
+    Parameters
+    ----------
+    f : callable
+        Takes an array shaped like ``X`` and returns one number (a loss).
+    X : array_like of any shape
+        The point to measure at; it is not changed.
+    h : float, optional
+        The size of the nudge. 1e-6 leaves a rounding error near 1e-10 in float64.
+
+    Returns
+    -------
+    ndarray of X's shape, float64
+        Entry ``[i]`` is the measured ``d f / d X[i]``.
+
+    Examples
+    --------
+    >>> central_difference(lambda x: float((x**2).sum()), [3.0, -1.0]).round(6)
+    array([ 6., -2.])
+    """
+    X = np.array(X, dtype=np.float64)  # a float64 copy: the caller's array is never nudged
+    if not callable(f):
+        raise TypeError(f"central_difference: f must be a function of X, got {type(f).__name__}.")
+    if not h > 0:
+        raise ValueError(f"central_difference: the nudge h must be positive, got {h}.")
+    grad = np.zeros_like(X)
+    for index in np.ndindex(X.shape):
+        up, down = X.copy(), X.copy()
+        up[index] += h
+        down[index] -= h
+        grad[index] = (float(f(up)) - float(f(down))) / (2 * h)
+    return grad
+
+
+def relative_error(got, want):
+    """How far ``got`` is from ``want``, relative to the size of ``want``.
+
+    The largest entry of ``|got - want|`` divided by the largest entry of ``|want|``:
+    below 1e-6 means the two agree to about six digits where ``want`` is large.
+
+    Parameters
+    ----------
+    got, want : array_like of the same shape
+        ``want`` must have an entry that is not 0.
+
+    Returns
+    -------
+    float
+
+    Examples
+    --------
+    >>> relative_error([2.0, 4.5], [2.0, 4.0])
+    0.125
+    """
+    got, want = np.asarray(got, dtype=np.float64), np.asarray(want, dtype=np.float64)
+    if got.shape != want.shape:
+        raise ValueError(
+            f"relative_error: got and want must have the same shape, but got has {got.shape} "
+            f"and want has {want.shape}."
+        )
+    scale = np.abs(want).max(initial=0.0)
+    if scale == 0:
+        raise ValueError("relative_error: want is all zeros, so no error is relative to it.")
+    return float(np.abs(got - want).max() / scale)

@@ -303,6 +303,12 @@ RIGHT = [
     ("heads_cross_shape", [4, 6, 9]),
     ("heads_fix_merge", multi_head),
     # 16
+    ("grad_by_nudging", L14.DIVISOR_RATE),
+    ("grad_by_nudging", round(L14.DIVISOR_RATE, 4)),  # rounded by hand
+    (  # a one-sided nudge is also a nudge: within the 4 decimals checked
+        "grad_by_nudging",
+        (L14.divisor_loss(np.sqrt(2) + 1e-6) - L14.divisor_loss(np.sqrt(2))) / 1e-6,
+    ),
     ("grad_jacobian_by_hand", J_HAND),
     ("grad_jacobian_by_hand", np.round(J_HAND, 4)),  # rounded by hand
     ("grad_predict_tied", "stays"),
@@ -463,6 +469,13 @@ WRONG = [
     ("heads_fix_merge", no_projection, "no_output_projection"),
     ("heads_fix_merge", merge_split_without_transpose, "reshape_no_transpose"),
     # 16
+    ("grad_by_nudging", 2 * L14.DIVISOR_RATE, "fd_divided_by_h"),
+    ("grad_by_nudging", -L14.DIVISOR_RATE, "fd_sign"),
+    (  # d_k nudged instead of its root: the rate per unit of d_k
+        "grad_by_nudging",
+        (L14.divisor_loss(np.sqrt(2 + 1e-6)) - L14.divisor_loss(np.sqrt(2 - 1e-6))) / 2e-6,
+        "fd_nudged_d_k",
+    ),
     ("grad_jacobian_by_hand", np.diag([0.5, 0.25, 0.25]), "jacobian_missing_outer"),
     ("grad_jacobian_by_hand", -np.array(J_HAND), "jacobian_sign"),
     ("grad_predict_tied", "vanishes", "tied_scores_keep_gradient"),
@@ -518,6 +531,7 @@ OTHER = [
     ("heads_by_hand", [[3, 4], [9, 11]], "wrong", "row 1, column 1 differs"),
     ("heads_by_hand", [3, 4, 9], "wrong", "shape (3,), expected (2, 2)"),
     ("grad_jacobian_by_hand", np.eye(3), "wrong", "J: row 0, column 0 differs"),
+    ("grad_by_nudging", -1.5, "wrong", "dL_dc differs (compared to 4 decimals)"),
     ("cost_matrix_mib", 100, "wrong", "mib differs (compared to 1 decimal)"),
     ("cost_doubling", (4, 3), "wrong", "growth_blocked"),
     ("cost_doubling", 4, "wrong", "expected a tuple of 2"),

@@ -155,6 +155,7 @@ def test_every_function_is_covered_by_the_dtype_tests():
     # masks and positional encodings are built from sizes, not from float arrays
     sizes_only = {"causal_mask", "padding_mask", "additive_mask", "sinusoidal_positions"}
     sizes_only |= {"rotary_angles"}  # angles from positions, float64 like the encodings
+    sizes_only |= {"central_difference", "relative_error"}  # measuring tools: always float64
     numeric = set(attnlib.__all__) - {"example", "init_block", *sizes_only}
     assert set(every_function(np.float64)) == numeric
 

@@ -168,3 +168,44 @@ def test_gradients_of_shared_keys_and_values_are_summed_over_the_batch():
     np.testing.assert_allclose(dQ, np.stack([g[0] for g in per_item]), rtol=1e-12)
     np.testing.assert_allclose(dK, per_item[0][1] + per_item[1][1], rtol=1e-12)
     np.testing.assert_allclose(dV, per_item[0][2] + per_item[1][2], rtol=1e-12)
+
+
+# ---- the measuring helpers lessons 16 and 17 import ----------------------------------------
+def test_central_difference_measures_a_known_gradient_without_touching_its_input():
+    import attnlib
+
+    X = np.array([[1.0, -2.0, 0.5], [3.0, 0.0, -1.5]])  # (2, 3)
+    before = X.copy()
+    measured = attnlib.central_difference(lambda X_: float((X_**3).sum()), X)
+    np.testing.assert_allclose(measured, 3 * X**2, atol=1e-6)  # d/dx x^3 = 3 x^2
+    np.testing.assert_array_equal(X, before)
+    # the same numbers as the test's own loop, on the attention loss
+    Q, K, V, G = (np.random.default_rng(3).normal(size=s) for s in [(3, 4), (5, 4), (5, 2), (3, 2)])
+
+    def loss(Q_):
+        return float((attention(Q_, K, V)[0] * G).sum())
+
+    np.testing.assert_allclose(attnlib.central_difference(loss, Q), central_difference(loss, Q))
+
+
+def test_relative_error_is_the_largest_gap_over_the_largest_entry():
+    import attnlib
+
+    assert attnlib.relative_error([2.0, 4.5], [2.0, 4.0]) == 0.125
+    assert attnlib.relative_error([[1.0, -3.0]], [[1.0, -2.0]]) == 0.5
+
+
+@pytest.mark.parametrize(
+    "call, error, match",
+    [
+        (lambda a: a.central_difference(3.0, [1.0]), TypeError, "central_difference: f must"),
+        (lambda a: a.central_difference(sum, [1.0], h=0), ValueError, "h must be positive"),
+        (lambda a: a.relative_error([1.0, 2.0], [1.0]), ValueError, r"got has \(2,\)"),
+        (lambda a: a.relative_error([1.0], [0.0]), ValueError, "want is all zeros"),
+    ],
+)
+def test_the_measuring_helpers_name_what_is_wrong(call, error, match):
+    import attnlib
+
+    with pytest.raises(error, match=match):
+        call(attnlib)

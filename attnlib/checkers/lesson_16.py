@@ -1,6 +1,8 @@
 """Checkers for lesson 16, gradients through attention.
 
-Ids: ``grad_jacobian_by_hand`` (the softmax Jacobian of p = (1/2, 1/4, 1/4) by hand),
+Ids: ``grad_by_nudging`` (by hand: how much a loss moves per unit nudge of the divisor
+sqrt(d_k), measured by central finite differences: attnlib has no formula for it),
+``grad_jacobian_by_hand`` (the softmax Jacobian of p = (1/2, 1/4, 1/4) by hand),
 ``grad_predict_tied`` (predict then check: multiply by 10 scores whose top two are tied),
 ``grad_fix_backward`` (find the bug: a backward pass whose Jacobian misses the outer
 product), ``grad_masked_backward`` (transfer: the backward pass of masked attention).
@@ -15,6 +17,54 @@ from ..grad import attention_backward, softmax_jacobian
 from ..masks import causal_mask
 from ..selfcheck.exercise import Exercise
 from . import widened
+
+# ---- grad_by_nudging: d loss / d c for the divisor c = sqrt(d_k), by finite differences -----
+NUDGE_TARGET = np.array([[4.0, 2.0], [4.0, 2.0], [4.0, 2.0]])  # the output each token should have
+NUDGE_C = np.sqrt(ex.d_k)  # the document's divisor, sqrt(2)
+
+
+def divisor_loss(c):
+    """The exercise's loss: squared distance of softmax(Q K^T / c) V from the target."""
+    A = softmax(ex.Q @ ex.K.T / c)  # (3, 3)
+    return float(((A @ ex.V - NUDGE_TARGET) ** 2).sum())
+
+
+def _divisor_rate(c):
+    """d loss / d c, exactly, by the backward pass: dS_scaled times d(S / c)/dc = -S / c^2."""
+    S = ex.Q @ ex.K.T  # (n_q, n_k)
+    A = softmax(S / c)
+    dA = 2 * (A @ ex.V - NUDGE_TARGET) @ ex.V.T  # (n_q, d_v) @ (d_v, n_k)
+    dS_scaled = A * (dA - (A * dA).sum(axis=-1, keepdims=True))
+    return float((dS_scaled * (-S / c**2)).sum())
+
+
+DIVISOR_RATE = _divisor_rate(NUDGE_C)
+
+GRAD_BY_NUDGING = Exercise(
+    id="grad_by_nudging",
+    lesson="16_gradients",
+    kind="value",
+    answer="dL_dc",
+    hints=[
+        "Nudge c up by a small h and down by h, and compare the two losses.",
+        "Divide the change in the loss by the distance between the two nudged points, 2h.",
+        "dL_dc = (loss_of_divisor(c + h) - loss_of_divisor(c - h)) / (2 * h) with h = 1e-6.",
+    ],
+    solution=(
+        "c, h = np.sqrt(2), 1e-6\n"
+        "dL_dc = (loss_of_divisor(c + h) - loss_of_divisor(c - h)) / (2 * h)"
+        f"  # {DIVISOR_RATE:.4f}"
+    ),
+    expected=DIVISOR_RATE,
+    mistakes={
+        "fd_divided_by_h": 2 * DIVISOR_RATE,
+        "fd_sign": -DIVISOR_RATE,
+        "fd_nudged_d_k": DIVISOR_RATE / (2 * NUDGE_C),  # dc / dd_k = 1 / (2 sqrt(d_k))
+    },
+    decimals=4,
+    name="dL_dc",
+)
+
 
 # ---- grad_jacobian_by_hand ------------------------------------------------------------------
 P_HAND = np.array([0.5, 0.25, 0.25])
@@ -214,6 +264,7 @@ GRAD_MASKED_BACKWARD = Exercise(
 
 # the exercises in the order of the notebook's check cells
 EXERCISES = (
+    GRAD_BY_NUDGING,
     GRAD_JACOBIAN_BY_HAND,
     GRAD_PREDICT_TIED,
     GRAD_FIX_BACKWARD,

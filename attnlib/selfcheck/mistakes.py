@@ -209,6 +209,17 @@ MISTAKES = {
         "with a cache they are the last n_q of n_k, so query i sees keys j <= n_k - n_q + i "
         "(causal_mask(n_q, n_k, align='bottom_right'))."
     ),
+    "fd_divided_by_h": (
+        "the two nudged points, c + h and c - h, are 2h apart: divide the change in the loss "
+        "by 2h, not by h."
+    ),
+    "fd_sign": (
+        "the sign is flipped: take the loss at the upper nudge minus the loss at the lower one, "
+        "(L(c + h) - L(c - h)) / 2h."
+    ),
+    "fd_nudged_d_k": (
+        "that is the rate per unit of d_k: nudge the divisor c = sqrt(d_k) itself, not d_k."
+    ),
     "tied_scores_keep_gradient": (
         "two tied top scores stay tied when every score is multiplied: the weights go to "
         "(1/2, 1/2, 0), not to one weight of 1, and p_i (1 - p_i) = 1/4 stays."

@@ -1,0 +1,43 @@
+"""Foundations before they are used (issue 16, item 7).
+
+Lesson 08 counts variance and measures the Jacobian by nudging; it must not lean on loss,
+gradient or the chain rule, which lesson 16 introduces. Lesson 16 defines those words, each
+on one number, before its backward pass uses them.
+"""
+
+import json
+import re
+
+import pytest
+
+from tests.test_notebooks import ROOT
+
+
+def _text(path):
+    cells = json.loads(path.read_text())["cells"]
+    return ["".join(c["source"]) for c in cells]
+
+
+@pytest.mark.parametrize("folder", ["notebooks", "solutions", "exercises"])
+def test_lesson_08_uses_no_word_that_lesson_16_introduces(folder):
+    text = "\n".join(_text(ROOT / folder / "08_why_sqrt_dk.ipynb"))
+    used = re.findall(r"\b(loss|gradients?|chain rule|backward)\b", text, flags=re.I)
+    assert not used, f"{folder}/08_why_sqrt_dk.ipynb uses {sorted(set(used))}"
+
+
+def test_lesson_08_counts_the_variance_before_sympy_integrates():
+    cells = _text(ROOT / "notebooks" / "08_why_sqrt_dk.ipynb")
+    first = {
+        word: next(i for i, c in enumerate(cells) if word in c)
+        for word in ("**variance**", "**covariance**", "Normal(", "**Jacobian**", "sp.diff")
+    }
+    assert first["**variance**"] < first["**covariance**"] < first["Normal("]
+    assert first["**Jacobian**"] < first["sp.diff"]  # nudged before it is differentiated
+
+
+def test_lesson_16_defines_its_words_before_the_backward_pass():
+    cells = _text(ROOT / "notebooks" / "16_gradients.ipynb")
+    backward = next(i for i, c in enumerate(cells) if c.startswith("## The backward pass"))
+    for word in ("**loss**", "**gradient**", "**Finite differences**", "**chain rule**"):
+        defined = next((i for i, c in enumerate(cells) if word in c), len(cells))
+        assert defined < backward, f"{word} is defined after the backward pass (or not at all)"
