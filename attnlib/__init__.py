@@ -10,6 +10,7 @@ from . import example
 from .block import init_block, layer_norm, mlp, transformer_block
 from .blocked import blocked_attention, online_softmax
 from .core import attention, attention_weights, project, qk_scores, scale_scores, softmax
+from .flash import flash_attention, flash_attention_backward
 from .grad import (
     attention_backward,
     multi_head_attention_backward,
@@ -30,6 +31,8 @@ __all__ = [
     "blocked_attention",
     "causal_mask",
     "example",
+    "flash_attention",
+    "flash_attention_backward",
     "init_block",
     "layer_norm",
     "merge_heads",
