@@ -10,6 +10,7 @@ from . import example
 from .block import init_block, layer_norm, mlp, transformer_block
 from .blocked import blocked_attention, online_softmax
 from .core import attention, attention_weights, project, qk_scores, scale_scores, softmax
+from .flash import flash_attention, flash_attention_backward
 from .grad import (
     attention_backward,
     central_difference,
@@ -33,6 +34,8 @@ __all__ = [
     "causal_mask",
     "central_difference",
     "example",
+    "flash_attention",
+    "flash_attention_backward",
     "init_block",
     "layer_norm",
     "merge_heads",

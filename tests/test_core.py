@@ -130,9 +130,18 @@ def every_function(dtype):
         "attention_backward": list(attnlib.attention_backward(Q, K, V, V[:3] * 0 + 1)),
         "online_softmax": [attnlib.online_softmax(S, block_size=2)],
         "blocked_attention": [attnlib.blocked_attention(Q, K, V, block_size=2)],
+        **flash_attention_and_backward(Q, K, V),
         # lessons 15 and 17: the block and the gradients of the weights
         **block_and_weight_gradients(rng, dtype, X, W),
     }
+
+
+def flash_attention_and_backward(Q, K, V):
+    """FlashAttention's two passes (lesson 93), in tiles that do not divide n."""
+    output, L = attnlib.flash_attention(Q, K, V, block_size=2, query_block_size=2)
+    dOutput = V[:3] * 0 + 1  # (n_q, d_v) in V's dtype
+    grads = attnlib.flash_attention_backward(Q, K, V, output, L, dOutput, block_size=2)
+    return {"flash_attention": [output, L], "flash_attention_backward": list(grads)}
 
 
 def block_and_weight_gradients(rng, dtype, X, W):

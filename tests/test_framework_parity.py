@@ -146,3 +146,23 @@ def test_apply_rotary_matches_torch(layout, reference, dtype):
     assert got.dtype == want.dtype == dtype
     tol = {np.float64: 1e-12, np.float32: 1e-5}[dtype]
     np.testing.assert_allclose(got, want, rtol=tol, atol=tol)
+
+
+# ---- FlashAttention (lesson 93): torch's autograd through SDPA gives the same gradients ----
+@pytest.mark.parametrize("causal", [False, True])
+def test_flash_attention_backward_matches_torch_autograd(causal):
+    from attnlib import flash_attention, flash_attention_backward
+
+    rng = np.random.default_rng(93)
+    Q, K, V = (rng.normal(size=(B, H, n, d)) for n, d in ((7, D_K), (11, D_K), (11, D_V)))
+    dOutput = rng.normal(size=(B, H, 7, D_V))
+    tensors = [torch.from_numpy(A).requires_grad_() for A in (Q, K, V)]
+    out = F.scaled_dot_product_attention(*tensors, is_causal=causal)  # top-left, as attnlib
+    out.backward(torch.from_numpy(dOutput))
+    output, L = flash_attention(Q, K, V, block_size=3, query_block_size=4, causal=causal)
+    np.testing.assert_allclose(output, out.detach().numpy(), rtol=0, atol=1e-12)
+    grads = flash_attention_backward(
+        Q, K, V, output, L, dOutput, block_size=3, query_block_size=4, causal=causal
+    )
+    for got, tensor in zip(grads, tensors, strict=True):
+        np.testing.assert_allclose(got, tensor.grad.numpy(), rtol=0, atol=1e-10)

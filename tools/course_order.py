@@ -35,4 +35,5 @@ ORDER = (
     "cost_and_memory",
     "precision",
     "checking_against_a_framework",
+    "flash_attention",
 )

@@ -172,6 +172,35 @@ MISTAKES = {
         "the running sum of weighted values was not rescaled: when the max rises it must be "
         "multiplied by exp(m_old - m_new), exactly like the running sum l."
     ),
+    # lesson 93 (FlashAttention)
+    "lse_without_max": (
+        "L is the log of the whole row's sum, log sum_j exp(s_j); the running sum l was "
+        "measured from the max m, so L = m + log(l), not log(l)."
+    ),
+    "flash_backward_quadratic": (
+        "the tiled backward never holds an n x n array: it rebuilds one (n, block_size) tile "
+        "of weights at a time from L, so its memory grows like n."
+    ),
+    "flash_D_per_tile": (
+        "the row term sums over every key of the row, not only the tile's: compute it once, "
+        "before the loop over tiles, from dOutput and output."
+    ),
+    "flash_D_wrong_arrays": (
+        "the row term pairs the gradient of the output with the output itself, row by row: "
+        "D_i = dOutput_i . output_i, a dot product of two rows of width d_v."
+    ),
+    "flash_tile_max": (
+        "rebuild each tile's weights from the saved L, exp(S_tile - L): a tile's own max and "
+        "sum would normalise it over that tile alone, not over the whole row."
+    ),
+    "merge_unweighted": (
+        "each part's output is a softmax over its own keys only: weight it by its share of "
+        "the whole row's sum, exp(L_part - L), not by 1/2."
+    ),
+    "merge_l_added": (
+        "log-sum-exps do not add: the sums add, so L = log(exp(L_a) + exp(L_b)), computed "
+        "from the larger one out, max + log(exp(L_a - max) + exp(L_b - max))."
+    ),
     # lessons 07 to 10, 14, 16 and 18
     "temperature_inverted": (
         "the scores were multiplied by the temperature: a temperature T divides them, so T > 1"
