@@ -12,13 +12,18 @@ import os
 import sys
 
 from . import grade
+from .grade import sandbox
 
 EPILOG = r"""statuses: passed, wrong (with the mistake's name), not attempted, missing (the check
 cell was removed), not reached (a timeout or a dead kernel stopped the notebook first),
 error (one-line reason). Exit status: 0 every exercise passed, 1 some did not (or a
 folder held no notebook), 2 the grader itself could not run.
 
-A student's code runs with your user's rights. For an untrusted class, run the grader
+Each notebook's kernel runs in a bubblewrap sandbox (Linux; `apt-get install bubblewrap`):
+its own unprivileged uid (when run as root), no network, its own process namespace, the
+course package without the answer key, nothing of the machine writable, the limits above.
+Where no sandbox can be made, the report says so (JSON: "sandbox": false and the reason)
+and --require-sandbox refuses to run. There, or for any untrusted class, run the grader
 in a container without network (wheels made once with `pip wheel -w wheels .`):
   docker run --rm --network none -v "$PWD/wheels:/wheels:ro" -v "$PWD/handed-in:/class:ro" \
     python:3.11 sh -c 'pip install -q --no-index --find-links /wheels attnlib &&
@@ -33,34 +38,70 @@ def _positive(text):
     return value
 
 
-def _progress(args):
+def _progress(args, out):
     def on_result(result, done, total):
         if not args.quiet:
             print(grade.progress_line(result, done, total), file=sys.stderr, flush=True)
         if args.jsonl:
             line = {"notebook": result["notebook"], "folder": result["folder"]}
             line |= {k: result[k] for k in ("rows", "unknown_ids", "cell_errors")}
-            print(json.dumps(line), flush=True)
+            line |= {k: result[k] for k in ("sha256", "resumed") if k in result}
+            print(json.dumps(line), file=out, flush=True)
 
     return on_result
 
 
 def cmd_check(args):
-    limits = {"cell_timeout": args.timeout, "budget": args.budget, "output_cap": args.output_cap}
+    limits = {
+        "cell_timeout": args.timeout,
+        "budget": args.budget,
+        "output_cap": args.output_cap,
+        "wall": args.wall_time,
+        "memory": args.memory,
+        "cpu": args.cpu,
+        "processes": args.processes,
+    }
+    # the report goes to this process's stdout or a file it opens itself, nowhere else
     try:
-        report = grade.grade(args.paths, jobs=args.jobs, limits=limits, on_result=_progress(args))
+        out = open(args.output, "w", encoding="utf-8") if args.output else sys.stdout
+    except OSError as err:
+        print(f"attnlib check: --output {args.output}: {err.strerror}", file=sys.stderr)
+        return 2
+    try:
+        return _check(args, limits, out)
+    finally:
+        if out is not sys.stdout:
+            out.close()
+
+
+def _check(args, limits, out):
+    try:
+        report = grade.grade(
+            args.paths,
+            jobs=args.jobs,
+            limits=limits,
+            on_result=_progress(args, out),
+            require_sandbox=args.require_sandbox,
+            sandbox=not args.no_sandbox,
+            bwrap=args.bwrap,
+            resume=args.resume,
+            data_files=tuple(args.data_file),
+        )
     except grade.GraderError as err:
         if args.json or args.jsonl:
-            print(json.dumps({"error": str(err), "all_passed": False}))
+            print(json.dumps({"error": str(err), "all_passed": False}), file=out)
         print(f"attnlib check: {err}", file=sys.stderr)
         return 2
+    if not report["sandbox"] and not args.quiet:
+        print(f"attnlib check: NO SANDBOX: {report['sandbox_detail']}", file=sys.stderr)
     if args.json:
-        print(json.dumps(report, indent=1))
+        print(json.dumps(report, indent=1), file=out)
     elif args.jsonl:
-        fields = ("summary", "by_folder", "all_passed", "tampered", "limits")
-        print(json.dumps({k: report[k] for k in fields}))
+        fields = ("summary", "by_folder", "all_passed", "tampered", "limits", "sandbox")
+        fields += ("sandbox_detail", "not_read")
+        print(json.dumps({k: report[k] for k in fields}), file=out)
     else:
-        grade.text_report(report)
+        grade.text_report(report, out)
     return grade.exit_status(report)
 
 
@@ -109,6 +150,64 @@ def build_parser():
         type=int,
         default=grade.OUTPUT_CAP,
         help="bytes of output one notebook may print (default %(default)d)",
+    )
+    p.add_argument(
+        "--wall-time",
+        type=float,
+        default=grade.NOTEBOOK_BUDGET + 60,
+        help="seconds one notebook may take in all, kernel start included; then its whole "
+        "sandbox is killed (default %(default)g)",
+    )
+    p.add_argument(
+        "--memory",
+        type=int,
+        default=sandbox.MEMORY,
+        help="bytes of address space per kernel process (default %(default)d)",
+    )
+    p.add_argument(
+        "--cpu",
+        type=int,
+        default=sandbox.CPU,
+        help="CPU seconds per kernel process (default %(default)d)",
+    )
+    p.add_argument(
+        "--processes",
+        type=int,
+        default=sandbox.PROCESSES,
+        help="processes and threads per kernel's uid (default %(default)d)",
+    )
+    p.add_argument(
+        "--data-file",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="a file beside the notebooks to copy into the kernel's folder (at most "
+        f"{grade.DATA_FILE_SIZE} bytes; repeatable); no other file is read",
+    )
+    p.add_argument(
+        "--require-sandbox",
+        action="store_true",
+        help="refuse to run (exit 2) where no bubblewrap sandbox can be made",
+    )
+    p.add_argument(
+        "--no-sandbox",
+        action="store_true",
+        help="run kernels without the sandbox (trusted work only; for measuring its cost)",
+    )
+    p.add_argument(
+        "--bwrap",
+        metavar="PATH",
+        help=f"the bubblewrap program (default: ${sandbox.BWRAP_ENV}, else bwrap on PATH)",
+    )
+    p.add_argument(
+        "--output",
+        metavar="FILE",
+        help="write the report (text, --json or --jsonl) to FILE instead of stdout",
+    )
+    p.add_argument(
+        "--resume",
+        metavar="FILE",
+        help="reuse the verdicts of an earlier --jsonl run for notebooks unchanged since",
     )
     p.add_argument("-q", "--quiet", action="store_true", help="no progress lines on stderr")
     p.set_defaults(func=cmd_check)
