@@ -21,7 +21,8 @@ folder held no notebook), 2 the grader itself could not run.
 
 Each notebook's kernel runs in a bubblewrap sandbox (Linux; `apt-get install bubblewrap`):
 its own unprivileged uid (when run as root), no network, its own process namespace, the
-course package without the answer key, nothing of the machine writable, the limits above.
+course package without the answer key, nothing of the machine writable, the limits above
+(and files of at most 256 MiB in a home, /tmp and /dev/shm of 256 MiB each).
 Where no sandbox can be made, the report says so (JSON: "sandbox": false and the reason)
 and --require-sandbox refuses to run. There, or for any untrusted class, run the grader
 in a container without network (wheels made once with `pip wheel -w wheels .`):
