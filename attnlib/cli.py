@@ -63,6 +63,10 @@ def cmd_check(args):
         "processes": args.processes,
     }
     # the report goes to this process's stdout or a file it opens itself, nowhere else
+    if args.output and args.resume and os.path.abspath(args.output) == os.path.abspath(args.resume):
+        print("attnlib check: --output and --resume name the same file; write to a new one",
+              file=sys.stderr)  # fmt: skip
+        return 2
     try:
         out = open(args.output, "w", encoding="utf-8") if args.output else sys.stdout
     except OSError as err:

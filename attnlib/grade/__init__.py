@@ -358,6 +358,9 @@ def grade(
     limits.setdefault("wall", None)
     if not limits["wall"]:
         limits["wall"] = limits["budget"] + 60.0
+    for name in data_files:
+        if not name or name in (".", "..") or "/" in name or "\0" in name:
+            raise GraderError(f"--data-file {escape(name)!r}: give a file name, not a path")
     groups, refused = targets(paths)
     registry = registry or _load_registry()
     from attnlib.selfcheck import wire  # noqa: F401 - imported before any kernel runs

@@ -281,3 +281,20 @@ def test_resume_keeps_verdicts_of_unchanged_notebooks_and_grades_changed_ones(
     report = json.loads(capsys.readouterr().out)
     assert graded == [str(bob)]  # alice was not run again
     assert {r["status"] for r in report["rows"]} == {"passed"}
+
+
+@pytest.mark.parametrize("name", ["../secret", "sub/data.csv", ".."])
+def test_a_data_file_must_be_a_plain_name(tmp_path, capsys, name):
+    write(tmp_path / "alice" / NB, b"")
+    assert main(["check", "-q", "--data-file", name, str(tmp_path / "alice")]) == 2
+    assert "give a file name, not a path" in capsys.readouterr().err
+
+
+def test_resume_and_output_cannot_be_the_same_file(tmp_path, capsys):
+    write(tmp_path / "alice" / NB, b"")
+    same = tmp_path / "run.jsonl"
+    same.write_text("kept\n")
+    args = ["check", "--jsonl", "--resume", str(same), "--output", str(same), str(tmp_path)]
+    assert main(args) == 2
+    assert "name the same file" in capsys.readouterr().err
+    assert same.read_text() == "kept\n"
