@@ -117,6 +117,7 @@ def answer_data(exercise, answer, seconds=None):
     evaluated at the exercise's points the same way (:func:`record.answer_data`).
     """
     cases = exercise.cases if exercise.kind in ("function", "proof") else None
+    seconds = TIME_LIMIT if seconds is None else seconds  # this module's, as before
     return record.answer_data(exercise.kind, cases, exercise.arg_names, answer, seconds)
 
 
