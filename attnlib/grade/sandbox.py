@@ -71,8 +71,8 @@ STRIPPED = (  # never in the kernel's copy of the course package
 )
 
 # functions of the checkers that notebooks import (inputs only, no expected value): the
-# kernel's copy gets these alone, copied from their source
-NOTEBOOK_HELPERS = {"lesson_18": ("tolerance_inputs",)}
+# kernel's copy of each lesson's checkers module holds these alone, copied from their source
+NOTEBOOK_HELPERS = ("tolerance_inputs",)
 
 
 @dataclass
@@ -260,11 +260,14 @@ def strip_package(dest, registry):
     helpers = target / "checkers"
     helpers.mkdir()
     (helpers / "__init__.py").write_text('"""Helpers the notebooks import; no answers."""\n')
-    for module, names in NOTEBOOK_HELPERS.items():
-        found = importlib.import_module(f"attnlib.checkers.{module}")
-        text = ["import numpy as np", ""]
-        text += ["", *(inspect.getsource(getattr(found, name)) for name in names)]
-        (helpers / f"{module}.py").write_text("\n".join(text), encoding="utf-8")
+    for stem in registry.LESSONS:
+        module = importlib.import_module(registry._module_name(stem))
+        names = [name for name in NOTEBOOK_HELPERS if hasattr(module, name)]
+        if names:
+            text = ["import numpy as np", ""]
+            text += ["", *(inspect.getsource(getattr(module, name)) for name in names)]
+            name = module.__name__.rsplit(".", 1)[1] + ".py"
+            (helpers / name).write_text("\n".join(text), encoding="utf-8")
     grading = target / "selfcheck" / "grading.json"
     grading.write_text(json.dumps({"exercises": spec}), encoding="utf-8")
     import compileall
