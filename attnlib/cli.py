@@ -14,7 +14,7 @@ import os
 import sys
 
 from . import grade
-from .grade import exports, shard
+from .grade import exports, sandbox, shard
 from .grade import report as report_data
 
 WORKSPACE = "my-work"  # the learner's copies (tools/workspace.py, made by `make lab`)
@@ -35,7 +35,12 @@ cell was removed), not reached (a timeout or a dead kernel stopped the notebook 
 error (one-line reason). Exit status: 0 every exercise passed, 1 some did not (or a
 folder held no notebook), 2 the grader itself could not run.
 
-A student's code runs with your user's rights. For an untrusted class, run the grader
+Each notebook's kernel runs in a bubblewrap sandbox (Linux; `apt-get install bubblewrap`):
+its own unprivileged uid (when run as root), no network, its own process namespace, the
+course package without the answer key, nothing of the machine writable, the limits above
+(and files of at most 256 MiB in a home, /tmp and /dev/shm of 256 MiB each).
+Where no sandbox can be made, the report says so (JSON: "sandbox": false and the reason)
+and --require-sandbox refuses to run. There, or for any untrusted class, run the grader
 in a container without network (wheels made once with `pip wheel -w wheels .`):
   docker run --rm --network none -v "$PWD/wheels:/wheels:ro" -v "$PWD/handed-in:/class:ro" \
     python:3.11 sh -c 'pip install -q --no-index --find-links /wheels attnlib &&
@@ -50,25 +55,25 @@ def _positive(text):
     return value
 
 
-def _progress(args):
+def _progress(args, out):
     def on_result(result, done, total):
         if not args.quiet:
             print(grade.progress_line(result, done, total), file=sys.stderr, flush=True)
         if args.jsonl:
-            print(json.dumps(report_data.notebook_line(result)), flush=True)
+            print(json.dumps(report_data.notebook_line(result)), file=out, flush=True)
 
     return on_result
 
 
-def _fail(args, command, err):
+def _fail(args, command, err, out):
     if getattr(args, "json", False) or getattr(args, "jsonl", False):
-        print(json.dumps({"error": str(err), "all_passed": False}))
+        print(json.dumps({"error": str(err), "all_passed": False}), file=out)
     print(f"attnlib {command}: {err}", file=sys.stderr)
     return 2
 
 
-def _finish(args, command, make_report):
-    """Grade or merge, add points, write the exports, print the report (shared by both)."""
+def _finish(args, command, make_report, out):
+    """Grade or merge, add points, write the exports, print the report to ``out`` (both)."""
     from attnlib.selfcheck import registry
 
     try:
@@ -76,34 +81,81 @@ def _finish(args, command, make_report):
         report = make_report()
         exports.finish(report, args, prepared, registry)
     except (grade.GraderError, exports.ExportError, report_data.MergeError) as err:
-        return _fail(args, command, err)
+        return _fail(args, command, err, out)
+    if not report.get("sandbox") and not getattr(args, "quiet", False):
+        detail = report.get("sandbox_detail", "not recorded")
+        print(f"attnlib {command}: NO SANDBOX: {detail}", file=sys.stderr)
     if args.json:
-        print(json.dumps(report, indent=1))
+        print(json.dumps(report, indent=1), file=out)
     elif getattr(args, "jsonl", False):
         for line in report_data.closing_lines(report):
-            print(json.dumps(line))
+            print(json.dumps(line), file=out)
     else:
-        grade.text_report(report)
+        grade.text_report(report, out)
     return grade.exit_status(report)
 
 
+def _open_output(args, command):
+    """``(stream, None)`` for the report (stdout or ``--output``), or ``(None, exit status)``."""
+    if not getattr(args, "output", None):
+        return sys.stdout, None
+    try:
+        return open(args.output, "w", encoding="utf-8"), None
+    except OSError as err:
+        print(f"attnlib {command}: --output {args.output}: {err.strerror}", file=sys.stderr)
+        return None, 2
+
+
 def cmd_check(args):
-    limits = {"cell_timeout": args.timeout, "budget": args.budget, "output_cap": args.output_cap}
-    return _finish(
-        args,
-        "check",
-        lambda: grade.grade(
-            args.paths or default_paths(),
-            jobs=args.jobs,
-            limits=limits,
-            on_result=_progress(args),
-            shard=args.shard,
-        ),
-    )
+    limits = {
+        "cell_timeout": args.timeout,
+        "budget": args.budget,
+        "output_cap": args.output_cap,
+        "wall": args.wall_time,
+        "memory": args.memory,
+        "cpu": args.cpu,
+        "processes": args.processes,
+    }
+    # the report goes to this process's stdout or a file it opens itself, nowhere else
+    if args.output and args.resume and os.path.abspath(args.output) == os.path.abspath(args.resume):
+        print("attnlib check: --output and --resume name the same file; write to a new one",
+              file=sys.stderr)  # fmt: skip
+        return 2
+    out, status = _open_output(args, "check")
+    if out is None:
+        return status
+    try:
+        return _finish(
+            args,
+            "check",
+            lambda: grade.grade(
+                args.paths or default_paths(),
+                jobs=args.jobs,
+                limits=limits,
+                on_result=_progress(args, out),
+                require_sandbox=args.require_sandbox,
+                sandbox=not args.no_sandbox,
+                bwrap=args.bwrap,
+                resume=args.resume,
+                data_files=tuple(args.data_file),
+                shard=args.shard,
+            ),
+            out,
+        )
+    finally:
+        if out is not sys.stdout:
+            out.close()
 
 
 def cmd_report(args):
-    return _finish(args, "report", lambda: report_data.merge(args.parts))
+    out, status = _open_output(args, "report")
+    if out is None:
+        return status
+    try:
+        return _finish(args, "report", lambda: report_data.merge(args.parts), out)
+    finally:
+        if out is not sys.stdout:
+            out.close()
 
 
 def cmd_gradescope(args):
@@ -178,6 +230,64 @@ def build_parser():
         default=grade.OUTPUT_CAP,
         help="bytes of output one notebook may print (default %(default)d)",
     )
+    p.add_argument(
+        "--wall-time",
+        type=float,
+        default=grade.NOTEBOOK_BUDGET + 60,
+        help="seconds one notebook may take in all, kernel start included; then its whole "
+        "sandbox is killed (default %(default)g)",
+    )
+    p.add_argument(
+        "--memory",
+        type=int,
+        default=sandbox.MEMORY,
+        help="bytes of address space per kernel process (default %(default)d)",
+    )
+    p.add_argument(
+        "--cpu",
+        type=int,
+        default=sandbox.CPU,
+        help="CPU seconds per kernel process (default %(default)d)",
+    )
+    p.add_argument(
+        "--processes",
+        type=int,
+        default=sandbox.PROCESSES,
+        help="processes and threads per kernel's uid (default %(default)d)",
+    )
+    p.add_argument(
+        "--data-file",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="a file beside the notebooks to copy into the kernel's folder (at most "
+        f"{grade.DATA_FILE_SIZE} bytes; repeatable); no other file is read",
+    )
+    p.add_argument(
+        "--require-sandbox",
+        action="store_true",
+        help="refuse to run (exit 2) where no bubblewrap sandbox can be made",
+    )
+    p.add_argument(
+        "--no-sandbox",
+        action="store_true",
+        help="run kernels without the sandbox (trusted work only; for measuring its cost)",
+    )
+    p.add_argument(
+        "--bwrap",
+        metavar="PATH",
+        help=f"the bubblewrap program (default: ${sandbox.BWRAP_ENV}, else bwrap on PATH)",
+    )
+    p.add_argument(
+        "--output",
+        metavar="FILE",
+        help="write the report (text, --json or --jsonl) to FILE instead of stdout",
+    )
+    p.add_argument(
+        "--resume",
+        metavar="FILE",
+        help="reuse the verdicts of an earlier --jsonl run for notebooks unchanged since",
+    )
     p.add_argument("-q", "--quiet", action="store_true", help="no progress lines on stderr")
     p.add_argument(
         "--shard",
@@ -197,6 +307,8 @@ def build_parser():
     )
     r.add_argument("parts", nargs="+", help="JSON-lines files written by attnlib check --jsonl")
     r.add_argument("--json", action="store_true", help="print the whole report as JSON")
+    r.add_argument("--output", metavar="FILE", help="write the report to FILE instead of stdout")
+    r.add_argument("-q", "--quiet", action="store_true", help="no NO SANDBOX line on stderr")
     exports.add_options(r)
     r.set_defaults(func=cmd_report)
 

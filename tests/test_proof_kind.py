@@ -9,7 +9,6 @@ import pytest
 import sympy as sp
 
 from attnlib.cli import main
-from attnlib.grade.notebook import capture_code
 from attnlib.selfcheck import check, registry
 from attnlib.selfcheck.exercise import Exercise
 from attnlib.selfcheck.judge import check_expression
@@ -74,10 +73,19 @@ def test_check_messages_speak_of_an_expression():
     assert "at p_1 = 0.2, p_2 = 0.3, p_3 = 0.1" in feedback.message
 
 
-def test_the_grader_evaluates_the_expression_in_the_kernel():
+def test_the_grader_evaluates_the_expression_in_the_kernel(tmp_path):
+    from attnlib.grade.sandbox import strip_package
+    from attnlib.selfcheck import record, wire
+
     exercise = registry.get("sqrt_jacobian_psd")
-    cell = capture_code(exercise, "0" * 32)
-    assert "expression_function(_value, ('p_1', 'p_2', 'p_3', 'v_1', 'v_2', 'v_3'))" in cell
+    package = strip_package(tmp_path, registry)  # what a graded kernel imports
+    spec = json.loads((tmp_path / "attnlib/selfcheck/grading.json").read_text())["exercises"]
+    assert spec[exercise.id]["arg_names"] == ["p_1", "p_2", "p_3", "v_1", "v_2", "v_3"]
+    assert not (tmp_path / "attnlib/selfcheck/registry.py").exists() and package
+    cases = wire.decode(spec[exercise.id]["cases"])
+    data = record.answer_data("proof", cases, spec[exercise.id]["arg_names"], exercise.expected)
+    assert all(set(r) == {"ok"} for r in data)  # numbers only leave the kernel
+    assert exercise.judge(wire.decode(wire.encode(data))).passed
 
 
 def test_attnlib_check_grades_the_proofs_of_a_handed_in_notebook(tmp_path, capsys):

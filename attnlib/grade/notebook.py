@@ -3,14 +3,15 @@
 The grader never trusts the file or the kernel for a verdict. It reads the notebook's
 JSON itself (a broken file is one error row, not a crash); takes the list of exercises
 from the course registry by the file's name; runs every code cell from its source in a
-fresh kernel (:mod:`attnlib.grade.runner`), with its own capture cell after each check
-cell, which sends the answer back as wire data framed by a random nonce; and judges the
-decoded data in this process with the exercise's expected values.
+fresh kernel (:mod:`attnlib.grade.runner`, in a sandbox: :mod:`attnlib.grade.sandbox`)
+that has no answer key, where ``check(id, answer)`` records the answer as data
+(:mod:`attnlib.selfcheck.record`) instead of judging it; and judges that data in this
+process with the exercise's expected values. So the grader judges exactly what the
+notebook's ``check`` was given, whatever the variable or function was called.
 """
 
 import json
 import re
-import secrets
 import shutil
 import subprocess
 import sys
@@ -23,9 +24,10 @@ CELL_TIMEOUT = 30.0  # seconds one cell may run
 NOTEBOOK_BUDGET = 120.0  # seconds all the cells of one notebook may run
 OUTPUT_CAP = 16 * 2**20  # bytes of output one notebook's cells may send
 STATUSES = ("passed", "wrong", "not attempted", "missing", "not reached", "error")
-CHECK_CALL = re.compile(r"""\bcheck\(\s*(['"])(\w+)\1""")
+CHECK_CALL = re.compile(r"""\bcheck\(\s*(?:exercise_id\s*=\s*)?(['"])(\w+)\1""")
+WALL_EXTRA = 60.0  # seconds a notebook may take beyond its budget (the kernel's start)
 RUNNER = Path(__file__).with_name("runner.py")
-# a kernel can fail to start when another grabs one of its free ports first (-j N)
+# a kernel can fail to start when another grabs one of its free ports first (-j N, TCP)
 START_ATTEMPTS = 3
 RUNNERS, RUNNERS_LOCK = set(), threading.Lock()  # process ids of the runners now running
 NOTEBOOK = "(notebook)"  # the exercise column of a row about the whole file
@@ -84,57 +86,6 @@ def code_cells(data):
     return cells
 
 
-def capture_code(exercise, nonce):
-    """The grader's own cell that sends ``exercise``'s answer back as wire data.
-
-    It evaluates the exercise's canonical answer expression in the student's namespace,
-    calls a function answer on the grader's inputs in a child process
-    (``run.call_cases``), evaluates a proof's sympy answer at the grader's points the same
-    way (``run.expression_function``), and prints the envelope
-    ``{"ok": wire_text}`` or ``{"error": reason}``, framed by ``@@nonce@@``.
-    """
-    from attnlib.selfcheck import wire
-
-    name = f"_attnlib_capture_{nonce}"
-    frame = f"@@{nonce}@@"
-    called = exercise.kind in ("function", "proof")
-    cases = wire.encode(tuple(exercise.cases)) if called else "null"
-    names = tuple(exercise.arg_names or ())
-    return f"""{name}_answer = lambda: ({exercise.answer})
-
-
-def {name}():
-    import json as _json
-    import sys as _sys
-
-    try:
-        from attnlib.selfcheck import run as _run, wire as _wire
-
-        try:
-            _value = {name}_answer()
-        except BaseException as _err:
-            _envelope = {{"error": "the answer {exercise.answer} could not be read: "
-                         + type(_err).__name__ + ": " + str(_err)}}
-        else:
-            if {exercise.kind == "function"!r} and callable(_value):
-                _value = _run.call_cases(_value, _wire.decode({cases!r}))
-            elif {exercise.kind == "proof"!r} and _value is not None and _value is not ...:
-                # a sympy answer: evaluated here at the grader's points, only numbers go back
-                _value = _run.call_cases(
-                    _run.expression_function(_value, {names!r}), _wire.decode({cases!r})
-                )
-            _envelope = {{"ok": _wire.encode(_value)}}
-    except BaseException as _err:
-        _envelope = {{"error": "the answer could not be sent: " + type(_err).__name__}}
-    _sys.stdout.write({frame!r} + _json.dumps(_envelope) + {frame!r})
-    _sys.stdout.flush()
-
-
-{name}()
-del {name}, {name}_answer
-"""
-
-
 def _feedback_row(notebook, exercise_id, feedback):
     status = getattr(feedback, "status", None)
     if status not in STATUSES:
@@ -142,24 +93,22 @@ def _feedback_row(notebook, exercise_id, feedback):
     return row(notebook, exercise_id, status, feedback.mistake, feedback.message)
 
 
-def judge_capture(notebook, exercise, text):
-    """Decode the kernel's envelope in this process and judge it; one row."""
+def judge_answer(notebook, exercise, text):
+    """Decode the answer ``check`` recorded (wire text) in this process, judge it; one row."""
     from attnlib.selfcheck import wire
 
     try:
-        envelope = json.loads(text)
-        if not isinstance(envelope, dict) or len(envelope) != 1:
-            raise ValueError("not an envelope")
-        if "error" in envelope:
-            return row(notebook, exercise.id, "error", message=_one_line(envelope["error"]))
-        value = wire.decode(envelope["ok"])
+        value = wire.decode(text)
     except (ValueError, KeyError, TypeError, RecursionError) as err:
         return row(notebook, exercise.id, "error", message=f"malformed answer data: {err}")
     try:
         feedback = exercise.judge(value)
     except Exception as err:  # judge() promises never to raise; say so if it does
         return row(notebook, exercise.id, "error", message=f"the judge failed: {err!r}")
-    return _feedback_row(notebook, exercise.id, feedback)
+    result_row = _feedback_row(notebook, exercise.id, feedback)
+    if exercise.parts:  # partial credit, judged here from the same data (attnlib.grade.points)
+        result_row["credit"] = exercise.credit(value)
+    return result_row
 
 
 def _stop_reason(stop, cells, limits, exit_code):
@@ -176,13 +125,16 @@ def _stop_reason(stop, cells, limits, exit_code):
         return f"{where} printed more than the {limits['output_cap']} bytes allowed"
     if reason == "runner":
         return f"the kernel's runner was killed (exit status {exit_code})"
-    if reason == "capture":
-        return f"the answer sent after {where} was too large"
+    if reason == "wall":
+        return f"the notebook ran past its {limits['wall']:g} s wall time; the sandbox was killed"
     return "the kernel did not start"
 
 
-def grade_notebook(path, data, registry, limits):
-    """Grade one notebook from its snapshot ``data`` (bytes); return a result dict."""
+def grade_notebook(path, data, registry, limits, sandbox=None):
+    """Grade one notebook from its snapshot ``data`` (bytes); return a result dict.
+
+    ``sandbox`` is the runner's ``job["sandbox"]`` part (None: the fallback).
+    """
     started = time.monotonic()
     result = {"notebook": str(path), "rows": [], "unknown_ids": [], "cell_errors": []}
     rows = result["rows"]
@@ -204,25 +156,20 @@ def grade_notebook(path, data, registry, limits):
         )
         return result
     wanted = {ex.id for ex in exercises}
-    check_cell = {}  # exercise id -> index of the last code cell that checks it
-    for index, (_, source) in enumerate(cells):
+    for _, source in cells:
         for match in CHECK_CALL.finditer(source):
-            if match.group(2) in wanted:
-                check_cell[match.group(2)] = index
-            elif match.group(2) not in result["unknown_ids"]:
+            if match.group(2) not in wanted and match.group(2) not in result["unknown_ids"]:
                 result["unknown_ids"].append(match.group(2))
-    nonce = secrets.token_hex(16)  # unknown to the notebook until its first capture cell
-    captures = {}
-    for ex in exercises:
-        if ex.id in check_cell:
-            captures.setdefault(str(check_cell[ex.id]), []).append([ex.id, capture_code(ex, nonce)])
-    if captures:
+    if any("check" in source for _, source in cells):
         for _ in range(START_ATTEMPTS):  # a kernel that never started ran no cell: try again
-            output = run_in_kernel(path, data, [s for _, s in cells], captures, nonce, limits)
+            output = run_in_kernel(path, data, [s for _, s in cells], limits, sandbox)
             if (output.get("stop") or {}).get("reason") != "start":
                 break
     else:
-        output = {"captured": {}, "capture_errors": {}, "cell_errors": [], "stop": None}
+        output = {"answers": {}, "cell_errors": [], "stop": None}
+    for exercise_id in output["answers"]:
+        if exercise_id not in wanted and exercise_id not in result["unknown_ids"]:
+            result["unknown_ids"].append(exercise_id)
     cell_error = {index: reason for index, reason in output.get("cell_errors", [])}
     result["cell_errors"] = [
         [cells[i][0], reason] for i, reason in output.get("cell_errors", []) if i < len(cells)
@@ -231,39 +178,54 @@ def grade_notebook(path, data, registry, limits):
     stop = output.get("stop")
     reason = _stop_reason(stop, cells, limits, output.get("exit")) if stop else None
     for ex in exercises:
-        if ex.id not in check_cell:
+        literal = re.compile(rf"""(['"]){ex.id}\1""")
+        mentions = [i for i, (_, source) in enumerate(cells) if literal.search(source)]
+        raised = [i for i in mentions if i in cell_error]
+        if ex.id in output["answers"]:
+            rows.append(judge_answer(path, ex, output["answers"][ex.id]))
+        elif not mentions:
             message = f'no cell calls check("{ex.id}", ...): the check cell was removed'
             rows.append(row(path, ex.id, "missing", message=message))
-        elif ex.id in output["captured"]:
-            rows.append(judge_capture(path, ex, output["captured"][ex.id]))
-        elif ex.id in output["capture_errors"]:
-            index = check_cell[ex.id]
-            message = output["capture_errors"][ex.id]
-            if index in cell_error:
-                message = f"cell {cells[index][0]} raised {cell_error[index]}"
+        elif reason:
+            rows.append(row(path, ex.id, "not reached", message=f"not reached: {reason}"))
+        elif raised:
+            message = f"cell {cells[raised[-1]][0]} raised {cell_error[raised[-1]]}"
             rows.append(row(path, ex.id, "error", message=_one_line(message)))
         else:
-            rows.append(row(path, ex.id, "not reached", message=f"not reached: {reason}"))
+            message = f'check("{ex.id}", ...) was never called'
+            rows.append(row(path, ex.id, "not attempted", message=message))
     if reason:
         rows.append(row(path, NOTEBOOK, "error", message=reason))
     result["seconds"] = time.monotonic() - started
     return result
 
 
-def run_in_kernel(path, data, sources, captures, nonce, limits):
-    """Write the snapshot into a fresh folder and run the runner there; its result dict."""
+def run_in_kernel(path, data, sources, limits, sandbox=None):
+    """Write the snapshot into a fresh folder and run the runner there; its result dict.
+
+    The runner is killed (and with it the sandbox and every process in it) when the
+    notebook passes its wall time, whatever the notebook did to its own processes.
+    """
     job = {
         "cells": sources,
-        "captures": captures,
-        "nonce": f"@@{nonce}@@",
         "cell_timeout": limits["cell_timeout"],
         "budget": limits["budget"],
         "output_cap": limits["output_cap"],
+        "sandbox": sandbox,
     }
+    if sandbox is None:
+        from .sandbox import environment, rlimits
+
+        job["env"] = environment()
+        job["rlimits"] = rlimits(limits, per_uid=False)
+        job["package_parent"] = limits["package_parent"]
     folder = tempfile.mkdtemp(prefix="attnlib-grade-")  # the kernel's working directory
     job["private"] = tempfile.mkdtemp(prefix="attnlib-runner-")  # removed even if it is killed
+    wall = limits.get("wall") or limits["budget"] + WALL_EXTRA
     try:
         (Path(folder) / Path(path).name).write_bytes(data)
+        for name, extra in limits.get("data_files", {}).get(str(Path(path).parent), {}).items():
+            (Path(folder) / name).write_bytes(extra)
         try:
             with RUNNERS_LOCK:  # a sweep never takes a runner just started for an orphan
                 runner = subprocess.Popen(
@@ -275,35 +237,33 @@ def run_in_kernel(path, data, sources, captures, nonce, limits):
                     cwd=folder,
                 )
                 RUNNERS.add(runner.pid)
+            walled = False
             try:
-                out, _ = runner.communicate(json.dumps(job), timeout=limits["budget"] + 120)
-            except subprocess.TimeoutExpired:  # the runner keeps its own limits first
+                out, _ = runner.communicate(json.dumps(job), timeout=wall)
+            except subprocess.TimeoutExpired:  # the wall time: the runner and its sandbox die
                 runner.kill()
                 out, _ = runner.communicate()
+                walled = True
             finally:
                 with RUNNERS_LOCK:
                     RUNNERS.discard(runner.pid)
             lines = [json.loads(line) for line in out.strip().splitlines()]
             if lines and "stop" in lines[-1]:
                 return lines[-1]
-            # the runner was killed (by the notebook): answers it sent before still count
-            captured = {k: v for line in lines for k, v in line.get("partial", {}).items()}
+            # the runner was killed: answers it sent before still count
+            answers = {k: v for line in lines for k, v in line.get("partial", {}).items()}
             return {
-                "captured": captured,
-                "capture_errors": {},
+                "answers": answers,
                 "cell_errors": [],
-                "stop": {"cell": -1, "reason": "runner"},
+                "stop": {"cell": -1, "reason": "wall" if walled else "runner"},
                 "exit": runner.returncode,
             }
         except (OSError, ValueError) as err:
             message = f"the kernel runner failed: {_one_line(err, 200)}"
             return {
-                "captured": {},
-                "capture_errors": dict.fromkeys(
-                    (i for c in captures.values() for i, _ in c), message
-                ),
+                "answers": {},
                 "cell_errors": [],
-                "stop": None,
+                "stop": {"cell": -1, "reason": "runner", "message": message},
             }
     finally:
         shutil.rmtree(folder, ignore_errors=True)

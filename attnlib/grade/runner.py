@@ -5,29 +5,35 @@ notebook, so it imports only the standard library and ``jupyter_client``; never 
 never anything a student's code could have touched. It reads a job as JSON on stdin::
 
     {"cells": [source, ...],                 code cells, outputs already dropped
-     "captures": {"3": [[id, code], ...]},   grader cells run after code cell 3
-     "nonce": "...",                         frames the capture output
      "cell_timeout": 30, "budget": 120,      seconds per cell / for all cells
-     "output_cap": 1048576}                  bytes the student's cells may print
+     "output_cap": 1048576,                  bytes of every message the kernel may send
+     "sandbox": null or {...}}               bubblewrap's options (attnlib.grade.sandbox)
 
-runs the kernel in the current working directory (a temporary copy the grader made) in a
-session of its own, prints ``{"partial": {id: text}}`` as each answer comes back, and at
-the end one JSON line::
+With a sandbox, the kernel runs under bubblewrap with the files of the current working
+directory (a temporary copy the grader made) copied into its own working folder, and
+talks to this process over Unix sockets (the ipc transport) in a private folder: no TCP
+port. Without one (the fallback), it runs here with TCP on 127.0.0.1.
 
-    {"captured": {id: text}, "capture_errors": {id: reason}, "cell_errors": [[i, reason]],
+Every answer a notebook's ``check`` records arrives as a display message of type
+``application/vnd.attnlib.answer+json`` (:mod:`attnlib.selfcheck.record`); each is
+printed at once as ``{"partial": {id: text}}``, and at the end one JSON line::
+
+    {"answers": {id: text}, "cell_errors": [[i, reason]],
      "stop": null or {"cell": i, "reason": "..."}, "killed": n}
 
 Nothing stored in the notebook runs or counts: the cells are run one by one from their
 source. After the last cell (or the first timeout, kernel death or output flood) the
-kernel's process group is killed, and, because this process is a child subreaper (Linux),
-every process the notebook started that escaped the group (``setsid``, double fork) is
-re-parented here and killed too.
+sandbox is killed, and with it its whole process namespace; without a sandbox the
+kernel's process group is killed, and, because this process is a child subreaper
+(Linux), every process the notebook started that escaped the group (``setsid``, double
+fork) is re-parented here and killed too.
 """
 
 import ctypes
 import json
 import os
 import queue
+import resource
 import shutil
 import signal
 import socket
@@ -39,6 +45,7 @@ import time
 PR_SET_CHILD_SUBREAPER = 36
 PR_SET_PDEATHSIG = 1
 STARTUP_TIMEOUT = 60.0  # seconds for the kernel to answer its first request
+ANSWER_MIME = "application/vnd.attnlib.answer+json"
 
 
 def become_subreaper():
@@ -56,6 +63,43 @@ def die_with_parent():
         ctypes.CDLL(None).prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
     except (OSError, AttributeError):
         pass
+
+
+def limited(rlimits):
+    """A ``preexec_fn``: set the resource limits, then die with this runner."""
+
+    def preexec():
+        for name, value in rlimits.items():
+            resource.setrlimit(getattr(resource, name), (value, value))
+        die_with_parent()
+
+    return preexec
+
+
+def kill_uid(uid):
+    """SIGKILL every process whose real uid is ``uid`` (a sandbox slot's); return how many."""
+    killed = 0
+    for _ in range(100):
+        found = []
+        for entry in os.listdir("/proc"):
+            if entry.isdigit():
+                try:
+                    with open(f"/proc/{entry}/status") as f:
+                        line = next(x for x in f if x.startswith("Uid:"))
+                    if int(line.split()[1]) == uid:
+                        found.append(int(entry))
+                except (OSError, StopIteration, ValueError, IndexError):
+                    continue
+        if not found:
+            break
+        for pid in found:
+            try:
+                os.kill(pid, signal.SIGKILL)
+                killed += 1
+            except (ProcessLookupError, PermissionError):
+                pass
+        time.sleep(0.05)
+    return killed
 
 
 def children(pid):
@@ -120,18 +164,25 @@ class Stop(Exception):
     """The notebook cannot go on: a timeout, a dead kernel or too much output."""
 
 
-def run_cell(client, kernel, code, limits, collect=None):
+def run_cell(client, kernel, code, limits, answers):
     """Execute one cell and wait for it; return its error (``"Name: value"``) or None."""
     started = time.monotonic()
     deadline = min(started + limits["cell_timeout"], limits["budget_end"])
     try:
-        return _wait_for_cell(client, kernel, code, deadline, limits, collect)
+        return _wait_for_cell(client, kernel, code, deadline, limits, answers)
     finally:
         limits["cell_seconds"] += time.monotonic() - started
 
 
-def _wait_for_cell(client, kernel, code, deadline, limits, collect):
-    msg_id = client.execute(code, store_history=collect is None, allow_stdin=False)
+def message_bytes(msg):
+    """What a message costs against the output cap: its content and buffers, any type."""
+    size = len(json.dumps(msg.get("content", {}), default=str))
+    size += len(json.dumps(msg.get("metadata", {}), default=str))
+    return size + sum(len(b) for b in msg.get("buffers") or ())
+
+
+def _wait_for_cell(client, kernel, code, deadline, limits, answers):
+    msg_id = client.execute(code, store_history=True, allow_stdin=False)
     error = None
     while True:
         left = deadline - time.monotonic()
@@ -143,22 +194,26 @@ def _wait_for_cell(client, kernel, code, deadline, limits, collect):
             if kernel.poll() is not None:
                 raise Stop("died") from None
             continue
+        # every message counts, whatever its type or parent (comm, foreign stream, ...)
+        limits["output"] -= message_bytes(msg)
+        if limits["output"] < 0:
+            raise Stop("output")
+        kind, content = msg["msg_type"], msg["content"]
+        if kind in ("display_data", "update_display_data", "execute_result"):
+            payload = (content.get("data") or {}).get(ANSWER_MIME)
+            if isinstance(payload, dict) and isinstance(payload.get("exercise"), str):
+                if isinstance(payload.get("data"), str):
+                    answers[payload["exercise"]] = payload["data"]
+                    # sent at once: the answer counts even if this runner is killed later
+                    line = {"partial": {payload["exercise"]: payload["data"]}}
+                    sys.stdout.write(json.dumps(line) + "\n")
+                    sys.stdout.flush()
         if msg.get("parent_header", {}).get("msg_id") != msg_id:
             continue
-        kind, content = msg["msg_type"], msg["content"]
         if kind == "status" and content.get("execution_state") == "idle":
             return error
         if kind == "error":
             error = _one_line(f"{content.get('ename')}: {content.get('evalue')}")
-        if kind == "stream" and collect is not None:
-            collect.append(content.get("text", ""))
-            limits["capture"] -= len(content.get("text", ""))
-            if limits["capture"] < 0:
-                raise Stop("capture")
-        elif kind in ("stream", "display_data", "execute_result", "update_display_data"):
-            limits["output"] -= len(json.dumps(content.get("data", content.get("text", ""))))
-            if limits["output"] < 0:
-                raise Stop("output")
 
 
 def wait_for_ready(client, kernel):
@@ -187,14 +242,8 @@ def wait_for_ready(client, kernel):
     raise Stop("start")
 
 
-def frames(text, nonce):
-    """The texts between pairs of ``nonce`` markers in ``text``."""
-    parts = text.split(nonce)
-    return parts[1:-1:2]
-
-
-def connection_file(folder):
-    """Write a kernel connection file (five free local ports, a random key); its path."""
+def tcp_connection(folder):
+    """Write a kernel connection file (five free local ports, a random key); its info."""
     sockets = [socket.socket() for _ in range(5)]
     for sock in sockets:
         sock.bind(("127.0.0.1", 0))
@@ -208,75 +257,103 @@ def connection_file(folder):
     path = os.path.join(folder, "kernel.json")
     with open(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600), "w") as f:
         json.dump(info, f)
-    return path
+    return path, info
+
+
+def ipc_connection(folder, inside, uid):
+    """A connection over Unix sockets in ``folder`` (``inside`` in the sandbox).
+
+    The kernel's file names the sandbox's path; the returned info (for this process)
+    names the same sockets by their path here. Both are owned by the kernel's ``uid``.
+    """
+    names = ("shell_port", "iopub_port", "stdin_port", "control_port", "hb_port")
+    info = dict(zip(names, range(1, 6), strict=True))
+    info |= {"key": os.urandom(32).hex(), "transport": "ipc"}
+    info |= {"signature_scheme": "hmac-sha256", "kernel_name": ""}
+    path = os.path.join(folder, "kernel.json")
+    with open(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600), "w") as f:
+        json.dump(info | {"ip": f"{inside}/k"}, f)
+    if uid is not None:
+        os.chown(folder, uid, uid)
+        os.chown(path, uid, uid)
+    return f"{inside}/kernel.json", info | {"ip": os.path.join(folder, "k")}
+
+
+def start_kernel(job, private):
+    """Start the kernel (in bubblewrap when ``job["sandbox"]``); (process, client info)."""
+    box = job.get("sandbox")
+    kernel_args = ["-m", "ipykernel_launcher", "--HistoryManager.enabled=False"]
+    if box is None:  # the fallback: a kernel of this user, in this folder
+        path, info = tcp_connection(private)
+        home = os.path.join(private, "home")
+        os.mkdir(home)
+        env = dict(job["env"], HOME=home, TMPDIR=home, MPLCONFIGDIR=home)
+        env["PYTHONPATH"] = job["package_parent"]  # the course package without answer key
+        kernel = subprocess.Popen(
+            [sys.executable, *kernel_args, "-f", path],
+            cwd=os.getcwd(),
+            env=env,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            start_new_session=True,  # its own session and process group, killed as one
+            preexec_fn=limited(job["rlimits"]),
+        )
+        return kernel, info
+    ipc = os.path.join(private, "ipc")
+    os.mkdir(ipc, 0o700)
+    path, info = ipc_connection(ipc, box["ipc"], box["uid"])
+    fds, files = [], []
+    try:
+        for name in sorted(os.listdir(".")):
+            fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW)
+            fds.append(fd)
+            files += ["--file", str(fd), f"{box['workdir']}/{name}"]
+        argv = [*box["bwrap"], "--bind", ipc, box["ipc"], *files, "--chdir", box["workdir"]]
+        argv += ["--", *box["command"], *kernel_args, "-f", path]
+        kernel = subprocess.Popen(
+            argv,
+            env=box["env"],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            pass_fds=fds,
+            start_new_session=True,
+            preexec_fn=limited(box["rlimits"]),
+        )
+    finally:
+        for fd in fds:
+            os.close(fd)
+    return kernel, info
 
 
 def run(job):
-    result = {"captured": {}, "capture_errors": {}, "cell_errors": [], "stop": None, "killed": 0}
+    result = {"answers": {}, "cell_errors": [], "stop": None, "killed": 0}
     private = tempfile.mkdtemp(prefix="attnlib-kernel-", dir=job.get("private"))
-    connection = connection_file(private)
-    env = dict(os.environ)
-    env.update(
-        PYTHONDONTWRITEBYTECODE="1",  # a kernel writes no bytecode: any new .pyc is tampering
-        MPLBACKEND="agg",
-    )
-    env.pop("PYTHONSTARTUP", None)
-    kernel = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "ipykernel_launcher",
-            "-f",
-            connection,
-            "--HistoryManager.enabled=False",
-        ],
-        cwd=os.getcwd(),
-        env=env,
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        start_new_session=True,  # its own session and process group, killed as one
-        preexec_fn=die_with_parent,
-    )
+    kernel, info = start_kernel(job, private)
     from jupyter_client import BlockingKernelClient  # imported while the kernel starts
 
     client = BlockingKernelClient()
-    client.load_connection_file(connection)
+    client.load_connection_info(info)
     client.start_channels(hb=False)
-    nonce = job["nonce"]
-    limits = {"output": job["output_cap"], "capture": 64 * 2**20}
-    limits["cell_timeout"] = job["cell_timeout"]
+    limits = {"output": job["output_cap"], "cell_timeout": job["cell_timeout"]}
     limits["cell_seconds"] = 0.0
     index = -1
     try:
         wait_for_ready(client, kernel)
         limits["budget_end"] = time.monotonic() + job["budget"]
         for index, code in enumerate(job["cells"]):
-            error = run_cell(client, kernel, code, limits)
+            error = run_cell(client, kernel, code, limits, result["answers"])
             if error:
                 result["cell_errors"].append([index, error])
-            for exercise, capture in job["captures"].get(str(index), ()):
-                out = []
-                error = run_cell(client, kernel, capture, limits, collect=out)
-                found = frames("".join(out), nonce)
-                if len(found) == 1:
-                    result["captured"][exercise] = found[0]
-                    result["capture_errors"].pop(exercise, None)
-                    # sent at once, so the answer counts even if this runner is killed later
-                    sys.stdout.write(json.dumps({"partial": {exercise: found[0]}}) + "\n")
-                    sys.stdout.flush()
-                else:
-                    reason = error or (
-                        "the answer did not come back from the kernel"
-                        if not found
-                        else "the kernel sent more than one answer"
-                    )
-                    result["capture_errors"][exercise] = reason
     except Stop as stop:
         result["stop"] = {"cell": index, "reason": str(stop)}
     finally:
         client.stop_channels()
         result["killed"] = kill_all(kernel)
+        uid = (job.get("sandbox") or {}).get("uid")
+        if uid is not None:  # the namespace died with bwrap; make sure of it
+            result["killed"] += kill_uid(uid)
         result["exit"] = kernel.returncode
         result["cell_seconds"] = limits["cell_seconds"]
         shutil.rmtree(private, ignore_errors=True)

@@ -27,6 +27,13 @@ inputs in a child process that is killed at ``TIME_LIMIT`` seconds per input
 that never returns is reported, not obeyed. The data is then judged
 (:mod:`~attnlib.selfcheck.judge`) against values computed from ``attnlib``.
 
+While ``attnlib check`` grades a notebook, its kernel sees a copy of the course package
+without the answer key (no ``registry``, ``mistakes``, ``judge`` or ``checkers``, and a
+file ``grading.json`` beside this one that lists each exercise's kind and inputs only).
+Then ``check`` judges nothing: it turns the answer into data exactly as below
+(:mod:`~attnlib.selfcheck.record`), sends it to the grader, and prints
+``· <id>: answer recorded``; the grader judges it in its own process.
+
 The package, by job:
 
 - ``mistakes.py``: every mistake code and its hint, defined once;
@@ -35,6 +42,7 @@ The package, by job:
 - ``display.py``: the one line and how it reaches a notebook;
 - ``run.py``: calling a learner's function in a child process;
 - ``wire.py``: the data channel (JSON, never pickle);
+- ``record.py``: an answer as the data a judge takes (shared by self-study and grading);
 - ``registry.py``: the course's exercises, from the explicit list of lessons.
 
 Adding exercises: declare them as :class:`Exercise` data in
@@ -48,15 +56,27 @@ with its own code. In the solution notebook, put each answer between
 """
 
 import difflib
+import json
+from pathlib import Path
 
-import numpy as np
+import numpy as np  # noqa: F401 - imported once here, as every answer may be an array
 
-from . import registry, wire
-from .display import METADATA_KEY, Feedback, emit, feedback
-from .exercise import Exercise
-from .judge import STATUSES, Verdict, error
-from .mistakes import MISTAKES
-from .run import TIME_LIMIT, call_cases, expression_function
+from . import record, wire
+from .run import TIME_LIMIT, call_cases, expression_function  # noqa: F401
+
+GRADING_FILE = Path(__file__).with_name("grading.json")
+GRADING = GRADING_FILE.is_file()  # written only into the grader's stripped copy
+
+if GRADING:
+    _SPEC = json.loads(GRADING_FILE.read_text(encoding="utf-8"))["exercises"]
+    Feedback = Exercise = Verdict = MISTAKES = METADATA_KEY = None
+    STATUSES = ("passed", "wrong", "not attempted", "error")
+else:
+    from . import registry
+    from .display import METADATA_KEY, Feedback, emit, feedback
+    from .exercise import Exercise
+    from .judge import STATUSES, Verdict, error
+    from .mistakes import MISTAKES
 
 __all__ = [
     "check",
@@ -79,12 +99,12 @@ _NO_ANSWER = object()
 
 def exercise_ids():
     """Every exercise id, sorted."""
-    return sorted(registry.exercises())
+    return sorted(_SPEC if GRADING else registry.exercises())
 
 
 def _unknown(exercise_id):
     detail = f"no exercise is called {exercise_id!r}"
-    close = difflib.get_close_matches(str(exercise_id), list(registry.exercises()), n=1)
+    close = difflib.get_close_matches(str(exercise_id), exercise_ids(), n=1)
     if close:
         detail += f"; did you mean {close[0]!r}?"
     return detail
@@ -96,43 +116,46 @@ def answer_data(exercise, answer, seconds=None):
     A value goes through :mod:`~attnlib.selfcheck.wire` (so only data is judged); a
     function is called on the exercise's cases in a child process, killed at
     ``seconds`` (default ``TIME_LIMIT``) per case; a proof's sympy expression is
-    evaluated at the exercise's points the same way.
+    evaluated at the exercise's points the same way (:func:`record.answer_data`).
     """
-    if exercise.kind == "function" and callable(answer):
-        return call_cases(answer, exercise.cases, TIME_LIMIT if seconds is None else seconds)
-    if exercise.kind == "function" and answer is not Ellipsis and answer is not None:
-        return wire.Refused(f"expected a function (def ...), got {wire.describe(answer)}.")
-    if exercise.kind == "proof" and answer is not Ellipsis and answer is not None:
-        # the expression is evaluated here, at the exercise's points: the judge gets numbers
-        function = expression_function(answer, exercise.arg_names)
-        return call_cases(function, exercise.cases, TIME_LIMIT if seconds is None else seconds)
-    if _plain(answer):
-        return wire.decode(wire.encode(answer))
-    # any other object (a sympy matrix, or one whose __array__ may never return) becomes
-    # numbers in a child process, under the same time limit as a function
-    seconds = TIME_LIMIT if seconds is None else seconds
-    (record,) = call_cases(lambda: answer, [()], seconds)
-    if "ok" in record:
-        return record["ok"]
-    if "timeout" in record:
-        return wire.Refused(f"your answer took longer than {seconds:g} s to turn into numbers.")
-    reason = record.get("error") or f"it ended the process (exit {record.get('exit')})"
-    return wire.Refused(f"your answer could not be turned into numbers: {reason}.")
+    cases = exercise.cases if exercise.kind in ("function", "proof") else None
+    seconds = TIME_LIMIT if seconds is None else seconds  # this module's, as before
+    return record.answer_data(exercise.kind, cases, exercise.arg_names, answer, seconds)
 
 
-_PLAIN = (int, float, str, bool, type(None), type(Ellipsis), np.bool_, np.integer, np.floating)
+class Recorded:
+    """What ``check`` returns while grading: the answer was recorded, not judged.
+
+    ``passed`` is ``False`` (the kernel cannot know; the grader judges), so a notebook
+    that shows something only after a pass shows its other branch while graded.
+    """
+
+    passed = False
+    mistake = None
+    status = "recorded"
+
+    def __init__(self, exercise_id):
+        self.exercise_id = exercise_id
+        self.message = f"· {exercise_id}: answer recorded for grading"
+
+    def __repr__(self):
+        return self.message
 
 
-def _plain(value, depth=0):
-    """True for numbers, strings, numpy arrays of numbers and lists/tuples of those: data
-    that becomes wire text without running any code the learner wrote."""
-    if type(value) in _PLAIN or isinstance(value, (np.integer, np.floating, np.bool_)):
-        return True
-    if type(value) is np.ndarray:
-        return value.dtype.kind in "biufc"
-    if type(value) in (list, tuple) and depth < 32:
-        return all(_plain(v, depth + 1) for v in value)
-    return False
+def _record_for_grading(exercise_id, answer):
+    """Grading mode: turn the answer into data as self-study does, and send it."""
+    spec = _SPEC.get(exercise_id)
+    if spec is None:
+        data = wire.Refused(_unknown(exercise_id))
+    elif answer is _NO_ANSWER:
+        data = wire.Refused(f"pass your answer too: check({exercise_id!r}, your_answer).")
+    else:
+        try:
+            cases = wire.decode(spec["cases"]) if spec.get("cases") else None
+            data = record.answer_data(spec["kind"], cases, spec.get("arg_names") or (), answer)
+        except Exception as err:  # reported to the grader as the answer's reason
+            data = wire.Refused(f"the answer could not be recorded: {type(err).__name__}: {err}")
+    record.send(exercise_id, data)
 
 
 def check(exercise_id, answer=_NO_ANSWER, quiet=False):
@@ -148,6 +171,9 @@ def check(exercise_id, answer=_NO_ANSWER, quiet=False):
         Return the Feedback without printing (for tests).
     """
     exercise_id = str(exercise_id)
+    if GRADING:
+        _record_for_grading(exercise_id, answer)
+        return Recorded(exercise_id)
     try:
         exercise = registry.get(exercise_id)
         if exercise is None:
@@ -167,6 +193,9 @@ def check(exercise_id, answer=_NO_ANSWER, quiet=False):
 
 def hint(exercise_id):
     """Print the next hint for an exercise (one more per call)."""
+    if GRADING:
+        print("hint: hints are not available while a notebook is graded")
+        return
     exercise = registry.get(str(exercise_id))
     if exercise is None:
         print(f"hint: {_unknown(exercise_id)}")
@@ -183,6 +212,9 @@ def hint(exercise_id):
 
 def solution(exercise_id):
     """Print the reference answer of an exercise."""
+    if GRADING:
+        print("solution: solutions are not available while a notebook is graded")
+        return
     exercise = registry.get(str(exercise_id))
     if exercise is None:
         print(f"solution: {_unknown(exercise_id)}")

@@ -113,6 +113,8 @@ def to_data(value, _depth=0):
         return value
     if value is Ellipsis:
         return {"ellipsis": True}
+    if isinstance(value, Refused):  # a refusal made on the learner's side travels as one
+        return {"refused": value.reason}
     if isinstance(value, np.ndarray):
         return _array(value)
     if isinstance(value, np.generic):

@@ -111,6 +111,22 @@ def no_stray_kernels():
     assert set(_children()) <= before
 
 
+def sandbox_uid_processes(uids):
+    """Process ids whose real uid is one of ``uids`` (a run's ``sandbox_uids``)."""
+    uids = set(uids)
+    found = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/status") as f:
+                    line = next(x for x in f if x.startswith("Uid:"))
+                if int(line.split()[1]) in uids and alive(int(entry)):
+                    found.append(int(entry))
+            except (OSError, StopIteration, ValueError):
+                continue
+    return found
+
+
 def _children():
     me = os.getpid()
     try:

@@ -145,6 +145,74 @@ def test_report_refuses_a_missing_or_doubled_shard_and_other_classes(graded, tmp
     assert status == 2 and "expected one 'summary' line, found 0" in err
 
 
+def test_sandbox_keys_links_and_unread_files_merge_as_one_run(tmp_path):
+    """A class of files that are refused or not read (no kernel starts): its three shards,
+    merged, give the JSON of one ``attnlib check --json`` run, sandbox keys included."""
+    import os
+
+    root = tmp_path / "class"
+    NB = "03_scoring.ipynb"
+    for name in ("ann", "bea", "cid", "dan", "eve"):
+        (root / name).mkdir(parents=True)
+    (root / "ann" / NB).symlink_to(tmp_path / "elsewhere.ipynb")  # refused: a link
+    os.mkfifo(root / "bea" / NB)  # refused: not a regular file
+    with open(root / "cid" / NB, "wb") as f:
+        f.truncate(64 * 2**20)  # not read: past NOTEBOOK_SIZE (sparse)
+    write(root / "dan" / NB, b"")  # read, and one error row: not a notebook
+    write(root / "eve" / NB, b"")
+    with open(root / "eve" / "data.bin", "wb") as f:
+        f.truncate(64 * 2**20)  # a listed data file past DATA_FILE_SIZE: not read
+    (root / "fay").symlink_to(root / "dan", target_is_directory=True)  # refused: a linked folder
+    folders = [root / n for n in ("eve", "fay", "ann", "dan", "cid", "bea")]  # not sorted
+    common = ["-q", "--data-file", "data.bin", *folders]
+    status, single, err = run("check", "--json", *common)
+    assert status == 1, err
+    parts = []
+    for i in (1, 2, 3):
+        part = tmp_path / f"part{i}.jsonl"
+        status, _, err = run("check", "--jsonl", "--shard", f"{i}/3", "--output", part, *common)
+        assert status == 1, err
+        parts.append(part)
+    status, merged, _ = run("report", "-q", "--json", *reversed(parts))
+    assert status == 1
+    assert merged == single  # byte for byte
+    report = json.loads(merged)
+    assert {"sandbox", "sandbox_detail", "sandbox_uids", "not_read"} <= report.keys()
+    assert report["sandbox_detail"]
+    assert list(report["not_read"]) == [str(root / "eve" / "data.bin"), str(root / "cid" / NB)]
+    refused = [r["notebook"] for r in report["rows"] if "symbolic link" in r["message"]]
+    assert refused == [str(root / "fay"), str(root / "ann" / NB)]
+    assert report["summary"]["notebooks"] == 3  # eve, dan, cid: the refused are no notebooks
+
+
+def test_a_merge_is_sandboxed_only_if_every_part_was(tmp_path):
+    from attnlib.grade import LIMIT_NAMES
+    from attnlib.grade.report import MergeError, merge
+
+    limits = dict.fromkeys(LIMIT_NAMES, 1)
+    lines = {1: [], 2: []}
+    run_line = {"run": {"groups": [["a", []], ["b", []]], "shard": None}}
+    for i, (box, detail, uids) in {1: (True, "bwrap", [61001]), 2: (False, "none", [])}.items():
+        summary = {"summary": {}, "by_folder": {}, "all_passed": False, "tampered": [],
+                   "limits": limits, "not_read": {}, "sandbox": box, "sandbox_detail": detail,
+                   "sandbox_uids": uids}  # fmt: skip
+        run_line["run"]["shard"] = [i, 2]
+        lines[i] = [json.dumps(run_line), json.dumps(summary)]
+        (tmp_path / f"p{i}.jsonl").write_text("\n".join(lines[i]))
+    report = merge([tmp_path / "p1.jsonl", tmp_path / "p2.jsonl"])
+    assert report["sandbox"] is False
+    assert report["sandbox_detail"] == "bwrap; none"
+    assert report["sandbox_uids"] == [61001]
+    del limits["tmpfs"]  # a part of an older grader, without the sandbox's limits
+    (tmp_path / "old.jsonl").write_text(
+        json.dumps(run_line | {"run": {"groups": [], "shard": None}})
+        + "\n"
+        + json.dumps(summary | {"limits": limits})
+    )
+    with pytest.raises(MergeError, match="its limits lack tmpfs"):
+        merge([tmp_path / "old.jsonl"])
+
+
 def test_shard_option_is_checked(capsys):
     with pytest.raises(SystemExit):
         main(["check", "--shard", "4/3", "x"])

@@ -51,6 +51,16 @@ def test_a_row_earns_its_credit_only_for_an_exercise_with_parts():
     assert points.earned({"status": "wrong", "credit": 7}, pair(parts=True), 4.0) == 0.0
 
 
+def test_the_grader_row_carries_the_credit_of_what_check_recorded():
+    from attnlib.grade.notebook import judge_answer
+    from attnlib.selfcheck import record, wire
+
+    data = wire.encode(record.answer_data("tuple", None, (), (np.array([1.0, 2.0]), 4.0)))
+    row = judge_answer("x.ipynb", pair(parts=True), data)
+    assert row["status"] == "wrong" and row["credit"] == 0.5
+    assert "credit" not in judge_answer("x.ipynb", pair(), data)  # no parts: no credit
+
+
 def test_the_course_marks_its_why_exercises_written():
     marked = [e.id for e in registry.exercises().values() if e.written]
     assert len(marked) >= 6 and "double_keys" in marked

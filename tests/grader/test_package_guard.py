@@ -1,4 +1,7 @@
-"""A notebook that writes into the installed course package stops the run (exit 2)."""
+"""A notebook that writes into the installed course package stops the run (exit 2).
+
+Only possible without the sandbox (in it, the package is read-only: test_hostile_class's
+probes), so this runs the fallback on purpose (--no-sandbox)."""
 
 import json
 import os
@@ -15,7 +18,7 @@ def test_a_file_written_into_the_package_stops_the_class_with_exit_2(tmp_path, c
     cell = code(f"open({planted!r}, 'w').write('PASS_EVERYTHING = True\\n')")
     write(tmp_path / "mallory" / "03_scoring.ipynb", insert_after_setup(unsolved(), cell))
     try:
-        status = main(["check", "--json", "-q", str(tmp_path / "mallory")])
+        status = main(["check", "--json", "-q", "--no-sandbox", str(tmp_path / "mallory")])
         report = json.loads(capsys.readouterr().out)
     finally:
         if os.path.exists(planted):
@@ -25,3 +28,4 @@ def test_a_file_written_into_the_package_stops_the_class_with_exit_2(tmp_path, c
     assert "the installed course package (attnlib) changed while grading" in report["error"]
     assert str(tmp_path / "mallory" / "03_scoring.ipynb") in report["error"]
     assert f"checkers/{os.path.basename(planted)}" in report["error"]  # names what changed
+    assert "--resume" in report["error"]  # and how to go on once reinstalled
