@@ -9,6 +9,7 @@ stays as light as numpy.
 from . import example
 from .block import init_block, layer_norm, mlp, transformer_block
 from .blocked import blocked_attention, online_softmax
+from .cache import KVCache
 from .core import attention, attention_weights, project, qk_scores, scale_scores, softmax
 from .grad import (
     attention_backward,
@@ -22,6 +23,7 @@ from .positions import sinusoidal_positions
 from .rotary import apply_rotary, rotary_angles
 
 __all__ = [
+    "KVCache",
     "additive_mask",
     "apply_rotary",
     "attention",
