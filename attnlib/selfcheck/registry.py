@@ -37,6 +37,7 @@ LESSONS = (
     "18_cost_and_memory",
     "19_precision",
     "20_checking_against_a_framework",
+    "91_decoding_with_a_kv_cache",
 )
 
 
