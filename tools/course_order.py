@@ -35,4 +35,5 @@ ORDER = (
     "cost_and_memory",
     "precision",
     "checking_against_a_framework",
+    "decoding_with_a_kv_cache",
 )
