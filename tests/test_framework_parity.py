@@ -146,3 +146,23 @@ def test_apply_rotary_matches_torch(layout, reference, dtype):
     assert got.dtype == want.dtype == dtype
     tol = {np.float64: 1e-12, np.float32: 1e-5}[dtype]
     np.testing.assert_allclose(got, want, rtol=tol, atol=tol)
+
+
+# ---- grouped-query attention: SDPA's enable_gqa -------------------------------------------------
+@pytest.mark.parametrize("n_kv", [1, 2, 6])
+@pytest.mark.parametrize("masked", [False, True])
+def test_grouped_query_attention_matches_sdpa_enable_gqa(n_kv, masked):
+    from attnlib import merge_heads, multi_head_attention, split_heads
+
+    rng = np.random.default_rng(17 + n_kv)
+    n_heads, d_model, d_kv, d_out = 6, 5, 7, 3
+    X_q, X_kv = rng.normal(size=(N_Q, d_model)), rng.normal(size=(N_K, d_kv))
+    W_Q, W_K = rng.normal(size=(d_model, n_heads * D_K)), rng.normal(size=(d_kv, n_kv * D_K))
+    W_V, W_O = rng.normal(size=(d_kv, n_kv * D_V)), rng.normal(size=(n_heads * D_V, d_out))
+    mask = BOTTOM_RIGHT if masked else None
+    got, _ = multi_head_attention(X_q, X_kv, W_Q, W_K, W_V, W_O, n_heads, mask, n_kv_heads=n_kv)
+    Q = split_heads(X_q @ W_Q, n_heads)  # (h, n_q, d_k)
+    K, V = split_heads(X_kv @ W_K, n_kv), split_heads(X_kv @ W_V, n_kv)  # (h_kv, n_k, d)
+    kwargs = {"attn_mask": mask} if masked else {}
+    heads = sdpa(Q, K, V, enable_gqa=True, **kwargs)  # (h, n_q, d_v)
+    np.testing.assert_allclose(got, merge_heads(heads) @ W_O, rtol=1e-12, atol=1e-12)
