@@ -493,4 +493,13 @@ MISTAKES = {
         "per query head: grouped query heads share them."
     ),
     "kv_cache_float32": "bfloat16 and float16 take 2 bytes per number; float32 takes 4.",
+    "gqa_cycled": (
+        "the key-value heads were repeated in cycled order (0, 1, 0, 1, ...): query head h "
+        "reads key-value head h // g, so each head repeats g times in a row (np.repeat, "
+        "PyTorch's repeat_interleave), not the whole stack g times."
+    ),
+    "gqa_predict_same": (
+        "only the keys and values are shared: each query head has its own columns of W_Q, so "
+        "its own queries and its own scores against the shared keys."
+    ),
 }

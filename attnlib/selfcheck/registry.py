@@ -38,6 +38,7 @@ LESSONS = (
     "19_precision",
     "20_checking_against_a_framework",
     "91_decoding_with_a_kv_cache",
+    "92_grouped_query_attention",
 )
 
 
