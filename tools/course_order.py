@@ -36,4 +36,5 @@ ORDER = (
     "precision",
     "checking_against_a_framework",
     "decoding_with_a_kv_cache",
+    "grouped_query_attention",
 )
