@@ -166,3 +166,29 @@ def test_grouped_query_attention_matches_sdpa_enable_gqa(n_kv, masked):
     kwargs = {"attn_mask": mask} if masked else {}
     heads = sdpa(Q, K, V, enable_gqa=True, **kwargs)  # (h, n_q, d_v)
     np.testing.assert_allclose(got, merge_heads(heads) @ W_O, rtol=1e-12, atol=1e-12)
+
+
+def test_lesson_92_stores_the_same_verdict_with_torch():
+    # with torch the enable_gqa cell of lesson 92 runs for real and must print its stored lines
+    import json
+    from pathlib import Path
+
+    import nbformat
+    from nbclient import NotebookClient
+
+    path = Path(__file__).resolve().parent.parent / "notebooks/92_grouped_query_attention.ipynb"
+    stored = json.loads(path.read_text())["cells"]
+    nb = nbformat.read(path, as_version=4)
+    NotebookClient(nb, timeout=120, resources={"metadata": {"path": str(path.parent)}}).execute()
+    verdict = [
+        i
+        for i, c in enumerate(stored)
+        if c["cell_type"] == "code" and "enable_gqa=True" in "".join(c["source"])
+    ]
+    assert len(verdict) == 1
+    assert nb.cells[verdict[0]].outputs[0]["text"] == "".join(
+        stored[verdict[0]]["outputs"][0]["text"]
+    )
+    details = nb.cells[verdict[0] + 1]
+    assert details.metadata["tags"] == ["nbval-ignore-output"]
+    assert details.outputs[0]["text"].startswith(f"torch {torch.__version__}: largest difference")
