@@ -85,11 +85,14 @@ def _append_after(Q, K, V):
 
 
 _rng = np.random.default_rng(91)
+_FAR_KEYS = np.array([[-40.0, 0.0], [0.0, 0.0], [40.0, 0.0], [10.0, 0.0]])  # q.k up to +-1200
 DECODE_CASES = [
     (ex.Q, ex.K, ex.V),  # the worked example
     tuple(_rng.normal(size=s) for s in [(5, 3), (5, 3), (5, 2)]),  # n = 5, d_k = 3, d_v = 2
     tuple(_rng.normal(size=s) for s in [(4, 2), (4, 2), (4, 6)]),
     tuple(_rng.normal(size=s) for s in [(7, 4), (7, 4), (7, 3)]),
+    # scores spread past 709 in a row: exp without subtracting the row max overflows
+    (np.full((4, 2), [30.0, 0.0]), _FAR_KEYS, _rng.normal(size=(4, 3))),
 ]
 
 KV_DECODE = Exercise(
@@ -161,6 +164,7 @@ CHUNK_CASES = [
     tuple(_rng.normal(size=s) for s in [(4, 2), (7, 2), (7, 3)]),
     tuple(_rng.normal(size=s) for s in [(3, 4), (3, 4), (3, 5)]),  # the whole prompt at once
     (ex.Q[1:], ex.K, ex.V),  # eat and seeds after birds (lesson 10)
+    (np.full((2, 2), [30.0, 0.0]), _FAR_KEYS, _rng.normal(size=(4, 3))),  # rows spread past 709
 ]
 
 KV_FIX_CHUNK = Exercise(

@@ -62,6 +62,13 @@ STEP_CASES = [
     tuple(_rng.normal(size=s) for s in [(6, 2), (3, 4, 2), (3, 4, 5)]),
     tuple(_rng.normal(size=s) for s in [(8, 4), (2, 7, 4), (2, 7, 3)]),
     tuple(_rng.normal(size=s) for s in [(3, 2), (1, 6, 2), (1, 6, 2)]),  # multi-query
+    (  # scores spread past 709 in a row: exp without subtracting the row max overflows
+        np.full((4, 2), [30.0, 0.0]),
+        np.array(
+            [[[-40.0, 0.0], [0.0, 0.0], [40.0, 0.0]], [[40.0, 0.0], [0.0, 0.0], [-40.0, 0.0]]]
+        ),
+        _rng.normal(size=(2, 3, 2)),
+    ),
 ]
 
 GQA_DECODE_STEP = Exercise(
