@@ -9,6 +9,7 @@ stays as light as numpy.
 from . import example
 from .block import init_block, layer_norm, mlp, transformer_block
 from .blocked import blocked_attention, online_softmax
+from .cache import KVCache
 from .core import attention, attention_weights, project, qk_scores, scale_scores, softmax
 from .flash import flash_attention, flash_attention_backward
 from .grad import (
@@ -25,6 +26,7 @@ from .positions import sinusoidal_positions
 from .rotary import apply_rotary, rotary_angles
 
 __all__ = [
+    "KVCache",
     "additive_mask",
     "apply_rotary",
     "attention",

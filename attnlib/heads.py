@@ -4,6 +4,12 @@ numpy only. Shapes follow the course glossary, with ``h`` heads of width ``d_hea
 X_q (..., n_q, d_model), X_kv (..., n_k, d_model_kv), W_Q and W_K (d_model, h * d_k),
 W_V (d_model_kv, h * d_v), W_O (h * d_v, d_out). Self-attention passes the same X twice;
 cross-attention passes queries from one sequence and keys and values from another.
+
+Grouped-query attention (``n_kv_heads`` < ``n_heads``) gives W_K and W_V only
+``n_kv_heads`` heads: query heads ``g * group`` to ``(g + 1) * group - 1`` share key-value
+head ``g``, with ``group = n_heads / n_kv_heads``. ``n_kv_heads = 1`` is multi-query
+attention; ``n_kv_heads = n_heads`` is plain multi-head attention. A decoder's key-value
+cache then holds ``n_kv_heads`` heads instead of ``n_heads``.
 """
 
 import numpy as np
@@ -100,12 +106,15 @@ def _merge(H):
     return H.reshape(*batch, n, n_heads * d_head)  # -> (n, h * d_head)
 
 
-def multi_head_attention(X_q, X_kv, W_Q, W_K, W_V, W_O, n_heads, mask=None):
+def multi_head_attention(X_q, X_kv, W_Q, W_K, W_V, W_O, n_heads, mask=None, n_kv_heads=None):
     """Multi-head attention: project, split into heads, attend per head, merge, project.
 
     Each head ``h`` computes ``softmax(Q_h K_h^T / sqrt(d_k)) V_h`` with its own
     slice of the columns of ``W_Q``, ``W_K`` and ``W_V``; ``d_k`` is the width of
-    one head, not ``d_model``. The merged heads go through ``W_O``.
+    one head, not ``d_model``. The merged heads go through ``W_O``. With
+    ``n_kv_heads`` (grouped-query attention) W_K and W_V have that many heads, and
+    query head ``h`` uses key-value head ``h // (n_heads // n_kv_heads)``: the same
+    as multi-head attention with each key-value head repeated for its group.
 
     Parameters
     ----------
@@ -115,13 +124,17 @@ def multi_head_attention(X_q, X_kv, W_Q, W_K, W_V, W_O, n_heads, mask=None):
         The rows that answer (keys and values). Pass ``X_q`` again for
         self-attention; another sequence for cross-attention.
     W_Q : array_like of shape (d_model, n_heads * d_k)
-    W_K : array_like of shape (d_model_kv, n_heads * d_k)
-    W_V : array_like of shape (d_model_kv, n_heads * d_v)
+    W_K : array_like of shape (d_model_kv, n_kv_heads * d_k)
+    W_V : array_like of shape (d_model_kv, n_kv_heads * d_v)
     W_O : array_like of shape (n_heads * d_v, d_out)
     n_heads : int
+        The number of query heads.
     mask : array_like of bool, broadcastable to (..., n_heads, n_q, n_k), optional
         ``True`` where query i may attend to key j; an (n_q, n_k) mask applies to
         every head.
+    n_kv_heads : int, optional
+        The number of key-value heads, a divisor of ``n_heads``; ``n_heads`` when
+        not given (plain multi-head attention).
 
     Returns
     -------
@@ -141,9 +154,24 @@ def multi_head_attention(X_q, X_kv, W_Q, W_K, W_V, W_O, n_heads, mask=None):
     (2, 1, 2)
     >>> weights[1]  # head 1: the query's column 1 is 0, so both keys score 0
     array([[0.5, 0.5]])
+
+    Two query heads sharing one key-value head of width 1 (multi-query attention):
+
+    >>> _, weights = multi_head_attention([[1, 2]], [[1, 0], [0, 1]], I, [[1], [0]],
+    ...                                   [[1], [1]], [[1], [1]], 2, n_kv_heads=1)
+    >>> weights.round(3)  # one shared key per token, scores (1, 0); head 1's query is 2: (2, 0)
+    array([[[0.731, 0.269]],
+    <BLANKLINE>
+           [[0.881, 0.119]]])
     """
     where = "multi_head_attention"
     n_heads = whole_number(n_heads, "n_heads", where)
+    n_kv = n_heads if n_kv_heads is None else whole_number(n_kv_heads, "n_kv_heads", where)
+    if n_heads % n_kv:
+        raise ValueError(
+            f"{where}: n_heads = {n_heads} query heads do not split into n_kv_heads = {n_kv} "
+            "equal groups; n_heads must be a multiple of n_kv_heads."
+        )
     X_q, X_kv = as_array(X_q, "X_q", where), as_array(X_kv, "X_kv", where)
     W_Q, W_K, W_V, W_O = (
         as_array(W, name, where, min_ndim=1)
@@ -162,17 +190,24 @@ def multi_head_attention(X_q, X_kv, W_Q, W_K, W_V, W_O, n_heads, mask=None):
                 f"{where}: {x_name} has {X.shape[-1]} columns but {w_name} has "
                 f"{W.shape[0]} rows; they must match."
             )
-    if W_Q.shape[1] != W_K.shape[1]:
+    if n_kv == n_heads and W_Q.shape[1] != W_K.shape[1]:
         raise ValueError(
             f"{where}: W_Q and W_K must have the same number of columns (n_heads * d_k), "
             f"but W_Q has {W_Q.shape[1]} and W_K has {W_K.shape[1]}."
         )
-    _width_per_head(W_Q.shape[1], n_heads, "W_Q", where)
-    _width_per_head(W_V.shape[1], n_heads, "W_V", where)
-    if W_O.shape[0] != W_V.shape[1]:
+    d_k = _width_per_head(W_Q.shape[1], n_heads, "W_Q", where)
+    if W_K.shape[1] != n_kv * d_k:
+        raise ValueError(
+            f"{where}: W_K must have n_kv_heads * d_k = {n_kv} * {d_k} = {n_kv * d_k} columns "
+            f"(d_k = {d_k} from W_Q's {W_Q.shape[1]} columns over {n_heads} heads), "
+            f"but it has {W_K.shape[1]}."
+        )
+    d_v = _width_per_head(W_V.shape[1], n_kv, "W_V", where)
+    if W_O.shape[0] != n_heads * d_v:
+        merged = "the columns of W_V" if n_kv == n_heads else f"{n_heads} * {d_v}"
         raise ValueError(
             f"{where}: W_O has {W_O.shape[0]} rows but the merged heads have "
-            f"{W_V.shape[1]} columns (n_heads * d_v, the columns of W_V); they must match."
+            f"{n_heads * d_v} columns (n_heads * d_v, {merged}); they must match."
         )
     batch = batch_shape(where, X_q=X_q, X_kv=X_kv)
     h_batch = (*batch, n_heads)  # (..., h): the weights' leading axes
@@ -187,8 +222,10 @@ def multi_head_attention(X_q, X_kv, W_Q, W_K, W_V, W_O, n_heads, mask=None):
     with np.errstate(over="ignore", invalid="ignore"):  # an overflow is named just below
         XW_Q, XW_K, XW_V = X_q @ W_Q, X_kv @ W_K, X_kv @ W_V
     Q = _split(finite_product(XW_Q, "X_q @ W_Q", where), n_heads)  # (h, n_q, d_k)
-    K = _split(finite_product(XW_K, "X_kv @ W_K", where), n_heads)  # (h, n_k, d_k)
-    V = _split(finite_product(XW_V, "X_kv @ W_V", where), n_heads)  # (h, n_k, d_v)
+    K = _split(finite_product(XW_K, "X_kv @ W_K", where), n_kv)  # (h_kv, n_k, d_k)
+    V = _split(finite_product(XW_V, "X_kv @ W_V", where), n_kv)  # (h_kv, n_k, d_v)
+    group = n_heads // n_kv  # query heads per key-value head
+    K, V = np.repeat(K, group, axis=-3), np.repeat(V, group, axis=-3)  # (h_kv, ...) -> (h, ...)
     try:
         heads, weights = _attend(Q, K, V, allowed)  # (h, n_q, d_v), (h, n_q, n_k)
     except ScoresOverflow:

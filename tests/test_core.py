@@ -131,6 +131,7 @@ def every_function(dtype):
         "online_softmax": [attnlib.online_softmax(S, block_size=2)],
         "blocked_attention": [attnlib.blocked_attention(Q, K, V, block_size=2)],
         **flash_attention_and_backward(Q, K, V),
+        "KVCache": list(filled_cache(K, V, dtype).read()),
         # lessons 15 and 17: the block and the gradients of the weights
         **block_and_weight_gradients(rng, dtype, X, W),
     }
@@ -142,6 +143,14 @@ def flash_attention_and_backward(Q, K, V):
     dOutput = V[:3] * 0 + 1  # (n_q, d_v) in V's dtype
     grads = attnlib.flash_attention_backward(Q, K, V, output, L, dOutput, block_size=2)
     return {"flash_attention": [output, L], "flash_attention_backward": list(grads)}
+
+
+def filled_cache(K, V, dtype):
+    """A KVCache of ``dtype`` holding K and V, appended one row, then the rest."""
+    cache = attnlib.KVCache(len(K), K.shape[-1], V.shape[-1], dtype=dtype)
+    cache.append(K[0], V[0])
+    cache.append(K[1:], V[1:])
+    return cache
 
 
 def block_and_weight_gradients(rng, dtype, X, W):

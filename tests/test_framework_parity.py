@@ -166,3 +166,49 @@ def test_flash_attention_backward_matches_torch_autograd(causal):
     )
     for got, tensor in zip(grads, tensors, strict=True):
         np.testing.assert_allclose(got, tensor.grad.numpy(), rtol=0, atol=1e-10)
+
+
+# ---- grouped-query attention: SDPA's enable_gqa -------------------------------------------------
+@pytest.mark.parametrize("n_kv", [1, 2, 6])
+@pytest.mark.parametrize("masked", [False, True])
+def test_grouped_query_attention_matches_sdpa_enable_gqa(n_kv, masked):
+    from attnlib import merge_heads, multi_head_attention, split_heads
+
+    rng = np.random.default_rng(17 + n_kv)
+    n_heads, d_model, d_kv, d_out = 6, 5, 7, 3
+    X_q, X_kv = rng.normal(size=(N_Q, d_model)), rng.normal(size=(N_K, d_kv))
+    W_Q, W_K = rng.normal(size=(d_model, n_heads * D_K)), rng.normal(size=(d_kv, n_kv * D_K))
+    W_V, W_O = rng.normal(size=(d_kv, n_kv * D_V)), rng.normal(size=(n_heads * D_V, d_out))
+    mask = BOTTOM_RIGHT if masked else None
+    got, _ = multi_head_attention(X_q, X_kv, W_Q, W_K, W_V, W_O, n_heads, mask, n_kv_heads=n_kv)
+    Q = split_heads(X_q @ W_Q, n_heads)  # (h, n_q, d_k)
+    K, V = split_heads(X_kv @ W_K, n_kv), split_heads(X_kv @ W_V, n_kv)  # (h_kv, n_k, d)
+    kwargs = {"attn_mask": mask} if masked else {}
+    heads = sdpa(Q, K, V, enable_gqa=True, **kwargs)  # (h, n_q, d_v)
+    np.testing.assert_allclose(got, merge_heads(heads) @ W_O, rtol=1e-12, atol=1e-12)
+
+
+def test_lesson_92_stores_the_same_verdict_with_torch():
+    # with torch the enable_gqa cell of lesson 92 runs for real and must print its stored lines
+    import json
+    from pathlib import Path
+
+    import nbformat
+    from nbclient import NotebookClient
+
+    path = Path(__file__).resolve().parent.parent / "notebooks/92_grouped_query_attention.ipynb"
+    stored = json.loads(path.read_text())["cells"]
+    nb = nbformat.read(path, as_version=4)
+    NotebookClient(nb, timeout=120, resources={"metadata": {"path": str(path.parent)}}).execute()
+    verdict = [
+        i
+        for i, c in enumerate(stored)
+        if c["cell_type"] == "code" and "enable_gqa=True" in "".join(c["source"])
+    ]
+    assert len(verdict) == 1
+    assert nb.cells[verdict[0]].outputs[0]["text"] == "".join(
+        stored[verdict[0]]["outputs"][0]["text"]
+    )
+    details = nb.cells[verdict[0] + 1]
+    assert details.metadata["tags"] == ["nbval-ignore-output"]
+    assert details.outputs[0]["text"].startswith(f"torch {torch.__version__}: largest difference")

@@ -35,5 +35,7 @@ ORDER = (
     "cost_and_memory",
     "precision",
     "checking_against_a_framework",
+    "decoding_with_a_kv_cache",
+    "grouped_query_attention",
     "flash_attention",
 )

@@ -512,4 +512,37 @@ MISTAKES = {
         "keys after the query must be hidden with -inf: the formula -m (i - j) would give "
         "them a bonus, since i - j < 0 there."
     ),
+    "kv_cache_append_after": (
+        "the new token's key and value must be in the cache before its query attends: append "
+        "first, then attend, since a token may look at itself (step 0 then has one key, not none)."
+    ),
+    "kv_cache_future_keys": (
+        "a query attended to keys of tokens that come after it: decoding reads only the cache, "
+        "the tokens up to the query's own place, so the rows must equal causal attention."
+    ),
+    "kv_predict_quadratic": (
+        "four times is the step without a cache, which redoes the whole n x n attention; with "
+        "the cache one query meets n keys, so the work grows like n."
+    ),
+    "kv_predict_constant": (
+        "the new query still meets every cached key: twice as many keys mean twice as many dot "
+        "products and twice as many value rows to blend."
+    ),
+    "kv_cache_no_two": (
+        "the cache keeps a key and a value for every token, head and layer: the factor 2."
+    ),
+    "kv_cache_query_heads": (
+        "the cache keeps one key and one value per key-value head (num_key_value_heads), not "
+        "per query head: grouped query heads share them."
+    ),
+    "kv_cache_float32": "bfloat16 and float16 take 2 bytes per number; float32 takes 4.",
+    "gqa_cycled": (
+        "the key-value heads were repeated in cycled order (0, 1, 0, 1, ...): query head h "
+        "reads key-value head h // g, so each head repeats g times in a row (np.repeat, "
+        "PyTorch's repeat_interleave), not the whole stack g times."
+    ),
+    "gqa_predict_same": (
+        "only the keys and values are shared: each query head has its own columns of W_Q, so "
+        "its own queries and its own scores against the shared keys."
+    ),
 }
