@@ -5,7 +5,7 @@ earlier tokens never change (the causal mask keeps every token blind to later on
 decoder keeps them: each step appends the new token's key and value and attends with the
 new query over everything kept so far. This module holds one head's cache; a model keeps
 one per layer and key-value head, which is where the memory formula
-``2 x layers x n x kv_heads x d_head x bytes`` comes from (lesson 91).
+``2 x layers x n x kv_heads x d_head x bytes`` comes from (lesson 21).
 """
 
 import numpy as np

@@ -148,7 +148,7 @@ def test_apply_rotary_matches_torch(layout, reference, dtype):
     np.testing.assert_allclose(got, want, rtol=tol, atol=tol)
 
 
-# ---- FlashAttention (lesson 93): torch's autograd through SDPA gives the same gradients ----
+# ---- FlashAttention (lesson 23): torch's autograd through SDPA gives the same gradients ----
 @pytest.mark.parametrize("causal", [False, True])
 def test_flash_attention_backward_matches_torch_autograd(causal):
     from attnlib import flash_attention, flash_attention_backward
@@ -188,15 +188,15 @@ def test_grouped_query_attention_matches_sdpa_enable_gqa(n_kv, masked):
     np.testing.assert_allclose(got, merge_heads(heads) @ W_O, rtol=1e-12, atol=1e-12)
 
 
-def test_lesson_92_stores_the_same_verdict_with_torch():
-    # with torch the enable_gqa cell of lesson 92 runs for real and must print its stored lines
+def test_lesson_22_stores_the_same_verdict_with_torch():
+    # with torch the enable_gqa cell of lesson 22 runs for real and must print its stored lines
     import json
     from pathlib import Path
 
     import nbformat
     from nbclient import NotebookClient
 
-    path = Path(__file__).resolve().parent.parent / "notebooks/92_grouped_query_attention.ipynb"
+    path = Path(__file__).resolve().parent.parent / "notebooks/22_grouped_query_attention.ipynb"
     stored = json.loads(path.read_text())["cells"]
     nb = nbformat.read(path, as_version=4)
     NotebookClient(nb, timeout=120, resources={"metadata": {"path": str(path.parent)}}).execute()

@@ -172,7 +172,7 @@ MISTAKES = {
         "the running sum of weighted values was not rescaled: when the max rises it must be "
         "multiplied by exp(m_old - m_new), exactly like the running sum l."
     ),
-    # lesson 93 (FlashAttention)
+    # lesson 23 (FlashAttention)
     "lse_without_max": (
         "L is the log of the whole row's sum, log sum_j exp(s_j); the running sum l was "
         "measured from the max m, so L = m + log(l), not log(l)."

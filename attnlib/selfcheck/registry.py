@@ -37,9 +37,9 @@ LESSONS = (
     "18_cost_and_memory",
     "19_precision",
     "20_checking_against_a_framework",
-    "91_decoding_with_a_kv_cache",
-    "92_grouped_query_attention",
-    "93_flash_attention",
+    "21_decoding_with_a_kv_cache",
+    "22_grouped_query_attention",
+    "23_flash_attention",
 )
 
 

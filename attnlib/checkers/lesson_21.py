@@ -1,4 +1,4 @@
-"""Checkers for lesson 91, decoding with a key-value cache.
+"""Checkers for lesson 21, decoding with a key-value cache.
 
 Ids: ``kv_by_hand`` (by hand: "eat seeds" decoded in two steps), ``kv_decode`` (write a
 decoder that appends to a cache and attends with one query per step), ``kv_predict_doubling``
@@ -16,7 +16,7 @@ from ..core import attention
 from ..masks import causal_mask
 from ..selfcheck.exercise import Exercise
 
-LESSON = "91_decoding_with_a_kv_cache"
+LESSON = "21_decoding_with_a_kv_cache"
 
 
 def _causal(Q, K, V, scaled=True):

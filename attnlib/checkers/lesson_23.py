@@ -1,4 +1,4 @@
-"""Checkers for lesson 93, FlashAttention forward and backward.
+"""Checkers for lesson 23, FlashAttention forward and backward.
 
 Ids: ``flash_lse_by_hand`` (by hand: birds' running max, running sum and log-sum-exp
 over two blocks of keys), ``flash_backward`` (write the tiled backward from the saved
@@ -29,7 +29,7 @@ LSE = M_NEW + float(np.log(L_NEW))  # log sum_j exp(s_j)
 
 FLASH_LSE_BY_HAND = Exercise(
     id="flash_lse_by_hand",
-    lesson="93_flash_attention",
+    lesson="23_flash_attention",
     kind="tuple",
     answer="(m, l_sum, L)",
     hints=[
@@ -133,7 +133,7 @@ BACKWARD_CASES.append(_with_forward(_WIDE[0], _WIDE[1], _WIDE[2], _WIDE[5], _WID
 
 FLASH_BACKWARD = Exercise(
     id="flash_backward",
-    lesson="93_flash_attention",
+    lesson="23_flash_attention",
     kind="function",
     answer="flash_backward",
     hints=[
@@ -182,7 +182,7 @@ FULL_GROWTH = _growth(lambda n: 8 * n * n)  # attention_backward holds n x n wei
 
 FLASH_PREDICT_MEMORY = Exercise(
     id="flash_predict_memory",
-    lesson="93_flash_attention",
+    lesson="23_flash_attention",
     kind="tuple",
     answer="(growth_flash, growth_full)",
     hints=[
@@ -242,7 +242,7 @@ FORWARD_CASES.append(widened(FORWARD_CASES[0], 0, 1000))  # a row spread past 70
 
 FLASH_FIX_FORWARD = Exercise(
     id="flash_fix_forward",
-    lesson="93_flash_attention",
+    lesson="23_flash_attention",
     kind="function",
     answer="flash_forward",
     hints=[
@@ -316,7 +316,7 @@ MERGE_CASES = [
 
 FLASH_MERGE = Exercise(
     id="flash_merge",
-    lesson="93_flash_attention",
+    lesson="23_flash_attention",
     kind="function",
     answer="merge",
     hints=[

@@ -1,4 +1,4 @@
-"""Checkers for lesson 92, grouped-query attention.
+"""Checkers for lesson 22, grouped-query attention.
 
 Ids: ``gqa_by_hand`` (by hand: the key-value head each of 8 query heads reads when there are
 2), ``gqa_decode_step`` (write one decoding step: every query head over its group's cache),
@@ -13,7 +13,7 @@ import numpy as np
 from ..core import attention
 from ..selfcheck.exercise import Exercise
 
-LESSON = "92_grouped_query_attention"
+LESSON = "22_grouped_query_attention"
 
 # ---- gqa_by_hand: which key-value head each query head reads ---------------------------------
 N_HEADS, N_KV = 8, 2
@@ -152,7 +152,7 @@ GQA_FIX_REPEAT = Exercise(
 
 
 # ---- gqa_batch: how many sequences' caches fit -------------------------------------------------
-# Llama 2 70B (lesson 91): 80 layers, 64 query heads, 8 key-value heads, d_head 128, float16
+# Llama 2 70B (lesson 21): 80 layers, 64 query heads, 8 key-value heads, d_head 128, float16
 FREE_GIB, N_TOKENS = 40, 4096
 
 
@@ -167,7 +167,7 @@ GQA_BATCH = Exercise(
     kind="tuple",
     answer="(with_8, with_64)",
     hints=[
-        "One sequence of 4096 tokens: 2 x 80 x 4096 x n_kv x 128 x 2 bytes (lesson 91's formula).",
+        "One sequence of 4096 tokens: 2 x 80 x 4096 x n_kv x 128 x 2 bytes (lesson 21's formula).",
         "That is 1.25 GiB with 8 key-value heads and 10 GiB with 64; how many whole sequences "
         "fit into 40 GiB? (use //)",
     ],
