@@ -15,8 +15,8 @@ check looks for the lessons' libraries and the course, and says what differs the
 
 >>> found, report = check_setup()
 >>> [name for name, _ in found]
-['python', 'numpy', 'sympy', 'matplotlib', 'ipywidgets', 'jupyterlab', 'ipython', 'ipykernel',
- 'jupyter_client']
+['python', 'numpy', 'sympy', 'matplotlib', 'ipywidgets', 'ipython', 'ipykernel', 'jupyter_client',
+ 'jupyterlab']
 """
 
 import platform

@@ -60,7 +60,8 @@ def test_in_the_browser_check_grades_a_function_right_and_wrong(browser, capsys)
         S = np.zeros((Q.shape[0], K.shape[0]))
         for i in range(Q.shape[0]):
             for j in range(K.shape[0]):
-                S[i, j] = Q[i] @ K[j]
+                for m in range(Q.shape[1]):  # the dot product as the exercise's loop
+                    S[i, j] += Q[i, m] * K[j, m]
         return S
 
     assert check("scores_loop", scores_loop).passed

@@ -37,6 +37,14 @@ DAVE_KEY_DEPENDENCY = '''def key_dependency(K):
 check("rank_witness_general", key_dependency)'''
 
 
+def same_class_report(a, b):
+    """Two ``--json`` reports are the same text, apart from ``sandbox_uids``: the uids a run
+    leased depend on which other graders ran on the machine at the time, not on the class."""
+    first, second = json.loads(a), json.loads(b)
+    first.pop("sandbox_uids", None), second.pop("sandbox_uids", None)
+    return json.dumps(first, indent=1) == json.dumps(second, indent=1)  # keys in their order
+
+
 def _replace_cell(nb, needle, new_source):
     for cell in nb["cells"]:
         if cell["cell_type"] == "code" and needle in src(cell):
@@ -123,7 +131,7 @@ def test_three_shards_merge_to_the_single_run_byte_for_byte(graded):
     assert tree(graded / "merged") == tree(graded / "one")
     assert len(tree(graded / "one")) == 1 + 4 + 2 + 1  # gradebook, 4 pages, written x2, similarity
     status, single_json, _ = run("report", "--json", graded / "all.jsonl")
-    assert merged_json == single_json
+    assert same_class_report(merged_json, single_json)
     status, merged_text, _ = run("report", *reversed(parts))
     assert merged_text == run("report", graded / "all.jsonl")[1]
     assert merged_text.splitlines()[-1].startswith(
@@ -175,7 +183,7 @@ def test_sandbox_keys_links_and_unread_files_merge_as_one_run(tmp_path):
         parts.append(part)
     status, merged, _ = run("report", "-q", "--json", *reversed(parts))
     assert status == 1
-    assert merged == single  # byte for byte
+    assert same_class_report(merged, single)  # byte for byte but the run's own uids
     report = json.loads(merged)
     assert {"sandbox", "sandbox_detail", "sandbox_uids", "not_read"} <= report.keys()
     assert report["sandbox_detail"]
@@ -387,7 +395,7 @@ def test_the_slurm_array_scripts_shard_and_merge_to_the_single_run(graded, tmp_p
         ours = "grades.csv" if name == "grades.csv" else "similar.html"
         assert (tmp_path / "results" / name).read_bytes() == (graded / "one" / ours).read_bytes()
     single = run("report", "--json", graded / "all.jsonl")[1]
-    assert (tmp_path / "results" / "report.json").read_text() == single
+    assert same_class_report((tmp_path / "results" / "report.json").read_text(), single)
 
 
 def test_the_kubernetes_indexed_job_runs_each_index_as_its_shard(graded, tmp_path):
