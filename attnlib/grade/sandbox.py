@@ -152,6 +152,10 @@ class Sandbox:
         opts += ["--perms", "0755", "--dir", "/etc"]
         for name in ETC:
             opts += ["--ro-bind-try", f"/etc/{name}", f"/etc/{name}"]
+        # the private /tmp and home first: bwrap mounts in order, so a venv or course that
+        # lives under /tmp (a CI clone, say) is bound on top of the tmpfs, not hidden by it
+        opts += ["--size", size, "--perms", "1777", "--tmpfs", "/tmp"]
+        opts += ["--size", size, "--perms", "0777", "--tmpfs", HOME]
         made = set()
         for path in [*python_paths(), self.installed]:
             # the folders above a mount point: traversable, not listable (bwrap's: neither)
@@ -164,8 +168,6 @@ class Sandbox:
         opts += ["--ro-bind", self.package, self.installed]  # over the installed package
         opts += ["--proc", "/proc", "--dev", "/dev"]
         opts += ["--size", size, "--perms", "1777", "--tmpfs", "/dev/shm"]
-        opts += ["--size", size, "--perms", "1777", "--tmpfs", "/tmp"]
-        opts += ["--size", size, "--perms", "0777", "--tmpfs", HOME]
         opts += ["--perms", "0777", "--dir", WORKDIR]
         opts += ["--perms", "0755", "--dir", os.path.dirname(IPC)]  # the runner binds IPC here
         return opts

@@ -322,3 +322,15 @@ def test_resume_and_output_cannot_be_the_same_file(tmp_path, capsys):
     assert main(args) == 2
     assert "name the same file" in capsys.readouterr().err
     assert same.read_text() == "kept\n"
+
+
+def test_a_course_and_venv_under_tmp_are_mounted_over_the_private_tmp(monkeypatch):
+    # a CI clone often lives in /tmp: bwrap mounts in order, so the private /tmp must come
+    # first and the venv and package binds after it, or the kernel finds no Python at all
+    monkeypatch.setattr(sb, "python_paths", lambda: ["/usr", "/tmp/ci-clone/.venv"])
+    box = sb.Sandbox(bwrap="bwrap", package="/tmp/pkg", installed="/tmp/ci-clone/attnlib")
+    opts = box.options(uid=61000)
+    pairs = list(zip(opts, opts[1:], opts[2:], strict=False))  # every window of three
+    tmpfs = next(i for i, (a, b, _) in enumerate(pairs) if (a, b) == ("--tmpfs", "/tmp"))
+    binds = [i for i, (a, _, c) in enumerate(pairs) if a == "--ro-bind" and c.startswith("/tmp/")]
+    assert binds and all(i > tmpfs for i in binds)  # the venv and the package land on top
