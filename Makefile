@@ -13,10 +13,11 @@ NOTEBOOKS = $(wildcard notebooks/*.ipynb solutions/*.ipynb)
 INSTALLER ?= uv
 # pytest over both cores (pytest-xdist): each file that runs the grader stays on one worker
 # (xdist_group), the tests that plant a file in the package run alone afterwards (mark
-# `alone`; tests/conftest.py); nbval runs in the same pass, each notebook (its cells share a
-# kernel) kept on one worker, so the notebooks fill a core the grader tests leave idle
+# `alone`; tests/conftest.py); nbval keeps each notebook's cells, which share a kernel,
+# on one worker
 JOBS ?= auto
 XDIST = -n $(JOBS) --dist loadgroup
+XDIST_NBVAL = -n $(JOBS) --dist loadfile
 
 .PHONY: help lab test lint notebooks clean
 .DEFAULT_GOAL := help
@@ -55,10 +56,12 @@ lint: $(STAMP)
 ##      over both cores (JOBS=0: in one process, faster when other jobs keep the cores busy);
 ##      prints the 15 slowest tests. Your my-work/ is never read.
 test: lint
-	$(BIN)/python -m pytest $(XDIST) --durations=15 -m "not alone" --nbval --nbval-current-env \
-		--nbval-sanitize-with tests/sanitize.cfg --nbval-cell-timeout=120 \
-		tests attnlib tools $(NOTEBOOKS)
+	$(BIN)/python -m pytest $(XDIST) --durations=15 -m "not alone"
 	$(BIN)/python -m pytest -q -m alone tests/grader/test_package_guard.py tests/test_selfcheck.py
+ifneq ($(strip $(NOTEBOOKS)),)
+	$(BIN)/python -m pytest $(XDIST_NBVAL) --durations=15 --nbval --nbval-current-env \
+		--nbval-sanitize-with tests/sanitize.cfg --nbval-cell-timeout=120 $(NOTEBOOKS)
+endif
 
 ## notebooks: re-run every lesson and solution in a fresh kernel and store the outputs
 ##      (maintainers: tools/execute.py)

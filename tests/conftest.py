@@ -35,8 +35,7 @@ def pytest_collection_modifyitems(config, items):
     for item in items:
         path = Path(str(item.fspath)).resolve()
         where = path.relative_to(ROOT).as_posix() if path.is_relative_to(ROOT) else ""
-        if where.startswith(ONE_WORKER) or where.endswith(".ipynb"):
-            # a notebook's cells share one kernel under nbval: the notebook stays on one worker
+        if where.startswith(ONE_WORKER):
             item.add_marker(pytest.mark.xdist_group(where))
         test_id = f"{where}::{item.name}"
         if any(test_id.startswith(prefix) for prefix in ALONE):
