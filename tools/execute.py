@@ -14,22 +14,16 @@ import sys
 from pathlib import Path
 
 try:  # run as `python tools/execute.py` or imported as tools.execute
+    from tools.normalize import notebook_paths as _notebook_paths
     from tools.normalize import write
 except ImportError:  # pragma: no cover - script run: tools/ itself is on sys.path
+    from normalize import notebook_paths as _notebook_paths
     from normalize import write
 
 
 def notebook_paths(paths):
     """Expand files and folders into a sorted list of ``.ipynb`` files."""
-    found = []
-    for p in map(Path, paths):
-        if p.is_dir():
-            found.extend(sorted(p.glob("*.ipynb")))
-        elif p.suffix == ".ipynb" and p.is_file():
-            found.append(p)
-        else:
-            raise SystemExit(f"execute: {p} is not a notebook or a folder of notebooks.")
-    return found
+    return _notebook_paths(paths, where="execute")
 
 
 def run_notebook(path, timeout=120):

@@ -91,7 +91,8 @@ def write(nb, path, language_info=None):
     return True
 
 
-def notebook_paths(paths):
+def notebook_paths(paths, where="normalize"):
+    """Expand files and folders into a sorted list of ``.ipynb`` files; ``where`` names the tool."""
     found = []
     for p in map(Path, paths):
         if p.is_dir():
@@ -99,7 +100,7 @@ def notebook_paths(paths):
         elif p.suffix == ".ipynb" and p.is_file():
             found.append(p)
         else:
-            raise SystemExit(f"normalize: {p} is not a notebook or a folder of notebooks.")
+            raise SystemExit(f"{where}: {p} is not a notebook or a folder of notebooks.")
     return found
 
 
