@@ -39,7 +39,7 @@ def mixed_notebook():
     return nb
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def mixed(tmp_path_factory):
     return write(tmp_path_factory.mktemp("student") / "03_scoring.ipynb", mixed_notebook())
 

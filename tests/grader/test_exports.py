@@ -90,7 +90,7 @@ def exports(folder):
     ]  # fmt: skip
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def graded(tmp_path_factory):
     """The class graded as one run (with every export) and as three shards."""
     root = tmp_path_factory.mktemp("exports")

@@ -41,7 +41,7 @@ def validate(results):
     return results["tests"]
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def built(tmp_path_factory):
     folder = tmp_path_factory.mktemp("gradescope")
     status, out, err = run("gradescope", "build", folder / "autograder.zip",

@@ -419,7 +419,7 @@ class Sampler(threading.Thread):
             time.sleep(0.2)
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def graded(tmp_path_factory):
     if os.geteuid() != 0:
         pytest.skip("the separate-uid sandbox needs root (CI runs as root)")
