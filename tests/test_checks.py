@@ -535,6 +535,14 @@ OTHER = [
     ("cost_matrix_mib", 100, "wrong", "mib differs (compared to 1 decimal)"),
     ("cost_doubling", (4, 3), "wrong", "growth_blocked"),
     ("cost_doubling", 4, "wrong", "expected a tuple of 2"),
+    # divided by sqrt(T), not T: scaled by sqrt(d_k), so not "unscaled" (on the worked example
+    # with T = d_k = 2 the two coincide; no case may have T = d_k)
+    (
+        "formula_temperature",
+        lambda Q, K, V, T: softmax_rows(Q @ K.T / np.sqrt(Q.shape[1]) / np.sqrt(T)) @ V,
+        "wrong",
+        "differs",
+    ),
     # an option that is not one, or another wrong option
     ("scaling_predict", "bigger", "wrong", "not one of the options: 'larger', 'smaller'"),
     ("softmax_predict_key_shift", 3, "wrong", "not one of the options"),

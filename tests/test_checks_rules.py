@@ -17,6 +17,7 @@ import sympy as sp
 
 import attnlib
 import attnlib.core
+from attnlib.checkers import lesson_03
 from attnlib.selfcheck import MISTAKES, check, registry
 from attnlib.selfcheck.run import call_cases
 
@@ -438,8 +439,11 @@ def test_blocked_causal_passes_only_a_loop_that_skips_hidden_blocks():
         )
 
 
-# ---- "write the repaired loop" needs the loop ------------------------------------------------
-def _scores_loop(Q, K):
+# ---- "write the repaired loop": every correct loop passes, every wrong one fails --------------
+# A learner repairs one index of a triple loop; how the inner dot product is then written is
+# theirs to choose. The check judges results only (it never reads code), so it must not tell
+# one correct loop from another: a 0/1 (bool) input did, and told `Q[i] @ K[j]` off.
+def _scores_triple_loop(Q, K):
     S = np.zeros((Q.shape[0], K.shape[0]))
     for i in range(Q.shape[0]):
         for j in range(K.shape[0]):
@@ -448,13 +452,100 @@ def _scores_loop(Q, K):
     return S
 
 
-def test_scores_loop_passes_the_loop_and_not_the_vectorised_shortcut():
-    assert check("scores_loop", _scores_loop, quiet=True).passed
-    for shortcut in (lambda Q, K: Q @ K.T, lambda Q, K: np.dot(Q, K.T)):
-        feedback = check("scores_loop", shortcut, quiet=True)
-        assert (feedback.status, feedback.mistake) == ("wrong", "vectorised_shortcut"), (
-            feedback.message
-        )
+def _scores_rows_matmul(Q, K):
+    S = np.zeros((Q.shape[0], K.shape[0]))
+    for i in range(Q.shape[0]):
+        for j in range(K.shape[0]):
+            S[i, j] = Q[i] @ K[j]
+    return S
+
+
+def _scores_rows_dot(Q, K):
+    S = np.zeros((Q.shape[0], K.shape[0]))
+    for i in range(len(Q)):
+        for j in range(len(K)):
+            S[i, j] = np.dot(Q[i], K[j])
+    return S
+
+
+def _scores_generator_sum(Q, K):
+    S = np.zeros((Q.shape[0], K.shape[0]))
+    for i in range(Q.shape[0]):
+        for j in range(K.shape[0]):
+            S[i][j] = sum(Q[i][t] * K[j][t] for t in range(Q.shape[1]))
+    return S
+
+
+def _scores_nested_lists(Q, K):
+    return [[sum(q_t * k_t for q_t, k_t in zip(q, k, strict=True)) for k in K] for q in Q]
+
+
+HONEST_LOOPS = {
+    "triple loop": _scores_triple_loop,
+    "Q[i] @ K[j]": _scores_rows_matmul,
+    "np.dot(Q[i], K[j])": _scores_rows_dot,
+    "sum(Q[i][t] * K[j][t] for t ...)": _scores_generator_sum,
+    "lists of sums over zip": _scores_nested_lists,
+}
+
+
+@pytest.mark.parametrize("form", HONEST_LOOPS)
+def test_scores_loop_passes_every_correct_loop(form):
+    feedback = check("scores_loop", HONEST_LOOPS[form], quiet=True)
+    assert feedback.passed, feedback.message
+
+
+def _scores_square_only(Q, K):  # j runs over the queries: right only when n_q = n_k
+    S = np.zeros((Q.shape[0], K.shape[0]))
+    for i in range(Q.shape[0]):
+        for j in range(Q.shape[0]):
+            S[i, j] = Q[i] @ K[j]
+    return S
+
+
+def _scores_last_key_skipped(Q, K):
+    S = np.zeros((Q.shape[0], K.shape[0]))
+    for i in range(Q.shape[0]):
+        for j in range(K.shape[0] - 1):
+            S[i, j] = Q[i] @ K[j]
+    return S
+
+
+def _scores_product_not_sum(Q, K):  # = instead of +=: keeps only the last product
+    S = np.zeros((Q.shape[0], K.shape[0]))
+    for i in range(Q.shape[0]):
+        for j in range(K.shape[0]):
+            for m in range(Q.shape[1]):
+                S[i, j] = Q[i, m] * K[j, m]
+    return S
+
+
+WRONG_LOOPS = {
+    "the broken loop (K[i])": (lesson_03._scores_loop_bug, "loop_index"),
+    "K @ Q.T": (lambda Q, K: K @ Q.T, "transposed"),
+    "j over the queries": (_scores_square_only, None),
+    "last key skipped": (_scores_last_key_skipped, None),
+    "= instead of +=": (_scores_product_not_sum, None),
+}
+
+
+@pytest.mark.parametrize("form", WRONG_LOOPS)
+def test_scores_loop_fails_every_wrong_loop(form):
+    answer, code = WRONG_LOOPS[form]
+    feedback = check("scores_loop", answer, quiet=True)
+    assert not feedback.passed, form
+    if code is not None:
+        assert feedback.mistake == code, feedback.message
+
+
+def test_scores_loop_asks_only_what_its_check_judges():
+    """The exercise says the check compares results (so the one-line product passes) and
+    promises no way to tell a loop from Q @ K.T."""
+    assert check("scores_loop", lambda Q, K: Q @ K.T, quiet=True).passed
+    nb = json.loads((ROOT / "solutions" / "03_scoring.ipynb").read_text("utf-8"))
+    text = " ".join("".join(c["source"]) for c in nb["cells"] if c["cell_type"] == "markdown")
+    assert "so the loop is what passes" not in text
+    assert "compares results" in text
 
 
 # ---- 15.3: the expected answer is true as the question states it ---------------------------

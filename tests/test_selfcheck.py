@@ -47,7 +47,7 @@ REFERENCE = {
     "score_eat_seeds": 5,
     "scores_loop": lambda Q, K: np.array(
         [[sum(q[m] * k[m] for m in range(len(q))) for k in K] for q in Q], dtype=float
-    ),  # a loop over the products: the check sees Q @ K.T on 0/1 features
+    ),  # a loop over the products
     "double_keys": "doubled",
 }
 

@@ -39,14 +39,14 @@ def _scores_loop_bug(Q, K):
 
 
 _rng = np.random.default_rng(3)
+# The check judges results only: any correct function passes, however its dot product is
+# written (an inner loop, Q[i] @ K[j], np.dot, or even Q @ K.T). It does not try to tell a
+# loop from one matrix product (an earlier 0/1 bool case did, and failed the honest loop
+# S[i, j] = Q[i] @ K[j], since @ on two bool rows gives True or False, not a count).
 SCORES_CASES = [
     (_rng.normal(size=(3, 4)), _rng.normal(size=(5, 4))),  # n_q = 3, n_k = 5, d_k = 4
     (Q, K),  # the worked example
     (_rng.normal(size=(5, 3)), _rng.normal(size=(2, 3))),  # more queries than keys
-    # 0/1 features: a score counts the features a query and a key share. The repaired loop
-    # adds one product at a time and counts; numpy's @ on two bool arrays is a logical "or
-    # of ands" (True or False), so the vectorised shortcut Q @ K.T is seen here
-    (_rng.random(size=(3, 4)) < 0.6, _rng.random(size=(5, 4)) < 0.6),
 ]
 
 
@@ -71,8 +71,6 @@ SCORES_LOOP = Exercise(
     mistakes=[
         ("loop_index", _scores_loop_bug),
         ("transposed", lambda Q, K: K @ Q.T),
-        ("vectorised_shortcut", lambda Q, K: Q @ K.T),
-        ("vectorised_shortcut", lambda Q, K: np.einsum("im,jm->ij", Q, K)),
     ],
     arg_names=("Q", "K"),
 )

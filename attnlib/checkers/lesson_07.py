@@ -167,7 +167,9 @@ _Q34, _K54, _V52 = (_r.normal(size=s) for s in ((3, 4), (5, 4), (5, 2)))
 TEMPERATURE_CASES = [
     (_Q34, _K54, _V52, 0.5),  # sharper than the formula
     (_Q34, _K54, _V52, 3.0),  # flatter
-    (ex.Q, ex.K, ex.V, 2.0),  # the worked example
+    # the worked example, at T = 1.5: at T = d_k = 2, S / (sqrt(d_k) sqrt(T)) is S / T, so a
+    # root of T taken by mistake would be named "unscaled"
+    (ex.Q, ex.K, ex.V, 1.5),
     (_Q34 * 30, _K54 * 30, _V52, 0.25),  # scores around 1e3, sharpened: exp must not overflow
 ]
 TEMPERATURE_MISTAKES = [

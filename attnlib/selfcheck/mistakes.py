@@ -55,11 +55,6 @@ MISTAKES = {
         "in the double loop, i picks the query and j picks the key: the sum needs Q[i, m] * "
         "K[j, m]."
     ),
-    "vectorised_shortcut": (
-        "this exercise repairs the loop: S[i, j] is the sum over m of Q[i, m] * K[j, m], added "
-        "one product at a time. (On 0/1 features a score counts the shared features, and "
-        "numpy's @ on two bool arrays gives True or False instead, so the check can tell.)"
-    ),
     "scores_not_linear": (
         "a score is a sum of products q_m k_m: doubling every k_m doubles the sum."
     ),

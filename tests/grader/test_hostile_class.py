@@ -283,7 +283,7 @@ def build_class(root, port, grader_pid):
                 "rank_witness": "w = [-1 / 2, -1 / 2, 1]\n"
                 'check(exercise_id="rank_witness", answer=w)',
                 "rank_witness_general": OWN_FUNCTION,
-                # an inline function; Q @ K.T itself is a named mistake (bool inputs)
+                # an inline function (the check judges results, so any correct one passes)
                 "scores_loop": 'check("scores_loop", lambda Q, K: 1.0 * Q @ (1.0 * K).T)',
                 "double_keys": 'check("double_keys", "doubled")',
             },
