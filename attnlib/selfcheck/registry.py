@@ -39,8 +39,8 @@ LESSONS = (
     "20_checking_against_a_framework",
     "21_decoding_with_a_kv_cache",
     "22_grouped_query_attention",
-    "94_sliding_window_attention",
     "23_flash_attention",
+    "94_sliding_window_attention",
 )
 
 
