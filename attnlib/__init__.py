@@ -9,7 +9,7 @@ stays as light as numpy.
 from . import example
 from .block import init_block, layer_norm, mlp, transformer_block
 from .blocked import blocked_attention, online_softmax
-from .cache import KVCache
+from .cache import KVCache, RingKVCache
 from .core import attention, attention_weights, project, qk_scores, scale_scores, softmax
 from .flash import flash_attention, flash_attention_backward
 from .grad import (
@@ -21,12 +21,13 @@ from .grad import (
     softmax_jacobian,
 )
 from .heads import merge_heads, multi_head_attention, split_heads
-from .masks import additive_mask, causal_mask, padding_mask
+from .masks import additive_mask, causal_mask, padding_mask, sliding_window_mask
 from .positions import sinusoidal_positions
 from .rotary import apply_rotary, rotary_angles
 
 __all__ = [
     "KVCache",
+    "RingKVCache",
     "additive_mask",
     "apply_rotary",
     "attention",
@@ -53,6 +54,7 @@ __all__ = [
     "scale_scores",
     "self_attention_backward",
     "sinusoidal_positions",
+    "sliding_window_mask",
     "softmax",
     "softmax_jacobian",
     "split_heads",

@@ -4,6 +4,7 @@ A mask has the scores' shape (..., n_q, n_k), or broadcasts to it, and holds
 ``True`` where query i may attend to key j (PyTorch's convention). Masks combine
 with ``&``: ``causal_mask(3) & padding_mask([3, 2], n_k=3)`` has shape (2, 3, 3).
 ``attnlib.attention(Q, K, V, mask=...)`` takes any of them.
+``sliding_window_mask`` keeps each query to the ``w`` nearest keys (lesson 94).
 """
 
 import numpy as np
@@ -56,15 +57,83 @@ def causal_mask(n_q, n_k=None, *, align="top_left"):
     """
     n_q = whole_number(n_q, "n_q", "causal_mask")
     n_k = n_q if n_k is None else whole_number(n_k, "n_k", "causal_mask")
-    if not isinstance(align, str):
-        raise TypeError(f"causal_mask: align must be 'top_left' or 'bottom_right', got {align!r}.")
-    if align not in ("top_left", "bottom_right"):
-        raise ValueError(f"causal_mask: align must be 'top_left' or 'bottom_right', got {align!r}.")
+    _check_align(align, "causal_mask")
     i = np.arange(n_q)[:, None]  # (n_q, 1) query positions
     j = np.arange(n_k)[None, :]  # (1, n_k) key positions
     if align == "bottom_right":
         return j <= n_k - n_q + i  # (n_q, n_k): the last query sees every key
     return j <= i  # (n_q, n_k)
+
+
+def _check_align(align, where):
+    if not isinstance(align, str):
+        raise TypeError(f"{where}: align must be 'top_left' or 'bottom_right', got {align!r}.")
+    if align not in ("top_left", "bottom_right"):
+        raise ValueError(f"{where}: align must be 'top_left' or 'bottom_right', got {align!r}.")
+
+
+def sliding_window_mask(n_q, n_k=None, *, w, causal=True, align="top_left"):
+    """Query i may attend only to the ``w`` keys nearest its own position: a sliding window.
+
+    Parameters
+    ----------
+    n_q : int
+        Number of queries (rows).
+    n_k : int, optional
+        Number of keys (columns); defaults to ``n_q``.
+    w : int
+        The window, 1 or more. Causal: a query sees ``w`` keys, its own and the
+        ``w - 1`` before it (the convention of the Hugging Face transformers library).
+        Not causal: it sees keys less than ``w`` places away on either side,
+        ``2 w - 1`` keys away from the edges.
+    causal : bool, default True
+        ``True``: never a key after the query. ``False``: the window alone.
+    align : {"top_left", "bottom_right"}
+        Where query i sits when ``n_q != n_k``, as in :func:`causal_mask`: at
+        position ``p = i`` (top-left) or ``p = n_k - n_q + i`` (bottom-right, the
+        queries are the newest ``n_q`` of ``n_k`` tokens, as with a cache).
+
+    Returns
+    -------
+    ndarray of bool, shape (n_q, n_k)
+        ``True`` where query i may attend to key j: ``p - w < j <= p`` when causal,
+        ``|p - j| < w`` when not. With ``w >= n_k`` the causal window is
+        :func:`causal_mask`.
+
+    Examples
+    --------
+    Five tokens, a window of two: each sees itself and the one before.
+
+    >>> sliding_window_mask(5, w=2).astype(int)
+    array([[1, 0, 0, 0, 0],
+           [1, 1, 0, 0, 0],
+           [0, 1, 1, 0, 0],
+           [0, 0, 1, 1, 0],
+           [0, 0, 0, 1, 1]])
+    >>> sliding_window_mask(3, w=2, causal=False).astype(int)
+    array([[1, 1, 0],
+           [1, 1, 1],
+           [0, 1, 1]])
+
+    Two new tokens over a cache of five (bottom-right): they sit at positions 3 and 4.
+
+    >>> sliding_window_mask(2, 5, w=2, align="bottom_right").astype(int)
+    array([[0, 0, 1, 1, 0],
+           [0, 0, 0, 1, 1]])
+    """
+    where = "sliding_window_mask"
+    n_q = whole_number(n_q, "n_q", where)
+    n_k = n_q if n_k is None else whole_number(n_k, "n_k", where)
+    w = whole_number(w, "w", where, of=" (the number of keys a query may see)")
+    if not isinstance(causal, (bool, np.bool_)):
+        raise TypeError(f"{where}: causal must be True or False, got {causal!r}.")
+    _check_align(align, where)
+    offset = n_k - n_q if align == "bottom_right" else 0
+    p = np.arange(n_q)[:, None] + offset  # (n_q, 1) query positions
+    j = np.arange(n_k)[None, :]  # (1, n_k) key positions
+    if causal:
+        return (j > p - w) & (j <= p)  # (n_q, n_k): the w keys up to and including p
+    return np.abs(p - j) < w  # (n_q, n_k): fewer than w places away, either side
 
 
 def padding_mask(valid, n_k=None):

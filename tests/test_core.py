@@ -132,6 +132,7 @@ def every_function(dtype):
         "blocked_attention": [attnlib.blocked_attention(Q, K, V, block_size=2)],
         **flash_attention_and_backward(Q, K, V),
         "KVCache": list(filled_cache(K, V, dtype).read()),
+        "RingKVCache": list(filled_ring(K, V, dtype).read()),
         # lessons 15 and 17: the block and the gradients of the weights
         **block_and_weight_gradients(rng, dtype, X, W),
     }
@@ -153,6 +154,14 @@ def filled_cache(K, V, dtype):
     return cache
 
 
+def filled_ring(K, V, dtype):
+    """A RingKVCache of ``dtype`` with 2 slots, after all of K and V went through it."""
+    ring = attnlib.RingKVCache(2, K.shape[-1], V.shape[-1], dtype=dtype)
+    ring.append(K[0], V[0])
+    ring.append(K[1:], V[1:])
+    return ring
+
+
 def block_and_weight_gradients(rng, dtype, X, W):
     """The functions of attnlib.block and the weight gradients, on inputs of one dtype."""
     block = {k: v.astype(dtype) for k, v in attnlib.init_block(4, 6, rng=rng, std=0.5).items()}
@@ -172,6 +181,7 @@ def block_and_weight_gradients(rng, dtype, X, W):
 def test_every_function_is_covered_by_the_dtype_tests():
     # masks and positional encodings are built from sizes, not from float arrays
     sizes_only = {"causal_mask", "padding_mask", "additive_mask", "sinusoidal_positions"}
+    sizes_only |= {"sliding_window_mask"}
     sizes_only |= {"rotary_angles"}  # angles from positions, float64 like the encodings
     sizes_only |= {"central_difference", "relative_error"}  # measuring tools: always float64
     numeric = set(attnlib.__all__) - {"example", "init_block", *sizes_only}

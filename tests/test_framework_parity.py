@@ -212,3 +212,19 @@ def test_lesson_22_stores_the_same_verdict_with_torch():
     details = nb.cells[verdict[0] + 1]
     assert details.metadata["tags"] == ["nbval-ignore-output"]
     assert details.outputs[0]["text"].startswith(f"torch {torch.__version__}: largest difference")
+
+
+# ---- sliding-window attention (lesson 94): SDPA with the boolean window mask ----
+@pytest.mark.parametrize("w", [1, 2, 4, 9])
+@pytest.mark.parametrize("causal", [True, False])
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_sliding_window_matches_sdpa_with_the_boolean_mask(qkv, w, causal, dtype):
+    from attnlib import sliding_window_mask
+
+    Q, K, V = (M.astype(dtype) for M in qkv)  # n_q = 3 new tokens over n_k = 5 keys
+    mask = sliding_window_mask(N_Q, N_K, w=w, causal=causal, align="bottom_right")  # (3, 5)
+    got, _ = attention(Q, K, V, mask=mask)
+    want = sdpa(Q, K, V, attn_mask=mask)  # SDPA's boolean mask: True = may attend, as attnlib's
+    assert got.dtype == want.dtype == dtype
+    tol = {np.float64: 1e-12, np.float32: 1e-5}[dtype]
+    np.testing.assert_allclose(got, want, rtol=tol, atol=tol)

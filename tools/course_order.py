@@ -37,5 +37,6 @@ ORDER = (
     "checking_against_a_framework",
     "decoding_with_a_kv_cache",
     "grouped_query_attention",
+    "sliding_window_attention",
     "flash_attention",
 )

@@ -196,6 +196,41 @@ MISTAKES = {
         "log-sum-exps do not add: the sums add, so L = log(exp(L_a) + exp(L_b)), computed "
         "from the larger one out, max + log(exp(L_a - max) + exp(L_b - max))."
     ),
+    # lesson 94 (sliding-window attention)
+    "window_off_by_one": (
+        "the window holds one key too many: with a window of w, query i sees w keys, its own "
+        "and the w - 1 before it (i - w < j <= i); without causality |i - j| < w, not <= w."
+    ),
+    "window_made_causal": (
+        "this window has no causality: a query also sees the keys fewer than w places after "
+        "it, |i - j| < w on either side."
+    ),
+    "window_top_left": (
+        "the new tokens are the last n_q of n_k: query i sits at position p = n_k - n_q + i "
+        "(bottom-right) and its window is keys p - w + 1 .. p, not i - w + 1 .. i."
+    ),
+    "window_not_causal": (
+        "a decoder's window never reaches keys after the query: keep j <= p as well as j > p - w."
+    ),
+    "ring_overwrites_newest": (
+        "once the ring is full, the new token must overwrite the oldest one, in slot t % w; "
+        "writing always into the last slot keeps the first w - 1 tokens forever."
+    ),
+    "ring_listed_by_age": (
+        "those are the live tokens oldest first; the slots hold them where they were written, "
+        "token t in slot t % w, so the order wraps around."
+    ),
+    "ring_slot_shifted": (
+        "token t goes into slot t % w: token 0 into slot 0, token w into slot 0 again."
+    ),
+    "window_count_no_edges": (
+        "2 w - 1 keys per row holds only away from the edges: the first and the last w - 1 "
+        "rows miss some keys, w (w - 1) in all."
+    ),
+    "window_count_causal": (
+        "that is the causal window's count, keys i - w + 1 .. i; the window alone also counts "
+        "the keys after the query, |i - j| < w."
+    ),
     # lessons 07 to 10, 14, 16 and 18
     "temperature_inverted": (
         "the scores were multiplied by the temperature: a temperature T divides them, so T > 1"
