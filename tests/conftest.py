@@ -45,6 +45,7 @@ def pytest_collection_modifyitems(config, items):
     return (yield)
 
 
+@pytest.hookimpl(optionalhook=True)  # pytest-xdist's hook: unknown when xdist is off
 def pytest_xdist_node_collection_finished(node, ids):
     """Stop the run if pytest-xdist's --dist loadgroup lost the groups (the worker writes
     ``@group`` into each grouped id): each file in ONE_WORKER would then grade its class once

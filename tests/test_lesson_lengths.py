@@ -86,7 +86,10 @@ def _minutes_column(rows, pattern):
 
 
 def _expected():
-    return {name: str(m) for name, (_, _, m) in lesson_length.lessons().items()}
+    return {
+        name: lesson_length.map_minutes(name, m)
+        for name, (_, _, m) in lesson_length.lessons().items()
+    }
 
 
 FIX = "run `python tools/lesson_length.py --write` after changing a lesson"
@@ -96,7 +99,7 @@ def test_readme_course_map_gives_the_computed_minutes():
     text = (ROOT / "README.md").read_text()
     table = text.split("<!-- course-map -->")[1].split("<!-- /course-map -->")[0]
     lines = table.splitlines()
-    assert lines[1].rstrip().endswith("| minutes |"), "the course map needs a minutes column"
+    assert lines[1].rstrip().endswith("| minutes (lesson + exercises) |"), "no minutes column"
     found = _minutes_column(lines, r"^\| \[\d\d [^]]*\]\(notebooks/(\d\d_[a-z0-9_]+)\.ipynb\)")
     assert found == _expected(), FIX
 
@@ -108,3 +111,15 @@ def test_lesson_00_course_map_gives_the_computed_minutes():
     )
     found = _minutes_column(source.splitlines(), r"^\| `(\d\d_[a-z0-9_]+)`")
     assert found == _expected(), FIX
+
+
+def test_every_lesson_was_timed_by_a_reader_and_fits_one_sitting():
+    """The course maps show measured minutes (tools/reader_times.py), not the word count's."""
+    from reader_times import MEASURED, ONE_SITTING
+
+    stems = [name.split("_", 1)[1] for name in lesson_length.lessons()]
+    untimed = [stem for stem in stems if stem not in MEASURED]
+    assert untimed == [], f"lessons no reader has timed yet: {untimed}"
+    assert sorted(MEASURED) == sorted(stems), "reader_times.py times a lesson that is gone"
+    long = {stem: MEASURED[stem][0] for stem in stems if MEASURED[stem][0] > ONE_SITTING}
+    assert long == {}, f"longer than one sitting ({ONE_SITTING} minutes) for a reader: {long}"

@@ -18,9 +18,11 @@ The rule (shared by the three lesson engineers, issue 11):
 - A lesson should hold at most ``LIMIT`` = 1,100 words of prose, about 30 minutes;
   ``tests/test_lesson_lengths.py`` fails above ``HARD_LIMIT`` = 1,150.
 
-``--write`` puts the minutes into the ``minutes`` column of the course map in README.md
-(between the ``<!-- course-map -->`` markers) and in lesson 00's course map, so both stay
-what this tool computes (the tests compare them).
+The course maps show a reader's measured minutes instead (``tools/reader_times.py``: the
+lesson, then its exercises); the rule's estimate stands in only for a lesson not yet timed.
+``--write`` puts them into the ``minutes`` column of the course map in README.md (between
+the ``<!-- course-map -->`` markers) and in lesson 00's course map, so both stay what this
+tool gives (the tests compare them).
 """
 
 import argparse
@@ -30,6 +32,9 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "tools"))
+from reader_times import MEASURED  # noqa: E402 (a sibling module, not a package)
+
 LESSONS = ROOT / "notebooks"
 README = ROOT / "README.md"
 START = LESSONS / "00_start_here.ipynb"
@@ -75,6 +80,20 @@ def lessons(paths=()):
     return {p.stem: measure(p) for p in found}
 
 
+def map_minutes(name, rule_minutes):
+    """The course map's minutes cell of one lesson: the reader's measured minutes
+    ("lesson + exercises", tools/reader_times.py), else the word-count estimate.
+
+    >>> map_minutes("03_scoring", 26), map_minutes("00_start_here", 14), map_minutes("98_x", 20)
+    ('30 + 35', '12', '20')
+    """
+    timed = MEASURED.get(name.split("_", 1)[1])
+    if timed is None:
+        return str(rule_minutes)
+    lesson, exercises = timed
+    return f"{lesson} + {exercises}" if exercises else str(lesson)
+
+
 def _with_minutes(line, minutes_by_lesson, pick):
     """A markdown table row with its minutes cell (the last one) set, if it names a lesson."""
     lesson = pick(line)
@@ -111,7 +130,7 @@ def write_start(minutes_by_lesson, source):
 
 def write(table):
     """Put each lesson's minutes into README.md's and lesson 00's course maps."""
-    minutes = {name: m for name, (_, _, m) in table.items()}
+    minutes = {name: map_minutes(name, m) for name, (_, _, m) in table.items()}
     README.write_text(write_readme(minutes, README.read_text()))
     nb = json.loads(START.read_text())
     for cell in nb["cells"]:
@@ -128,10 +147,11 @@ def main(argv=None):
     parser.add_argument("--write", action="store_true", help="update the minutes columns")
     args = parser.parse_args(argv)
     table = lessons(args.paths)
-    print(f"{'lesson':<36}{'prose words':>12}{'code cells':>12}{'minutes':>9}")
+    print(f"{'lesson':<36}{'prose words':>12}{'code cells':>12}{'minutes':>9}{'timed':>10}")
     for name, (words, code, minutes) in table.items():
         flag = "  over the limit" if words > LIMIT else ""
-        print(f"{name:<36}{words:>12}{code:>12}{minutes:>9}{flag}")
+        timed = map_minutes(name, "-") if name.split("_", 1)[1] in MEASURED else "-"
+        print(f"{name:<36}{words:>12}{code:>12}{minutes:>9}{timed:>10}{flag}")
     print(
         f"rule: minutes = words / {WORDS_PER_MINUTE} + {MINUTES_PER_CODE_CELL} per code cell;"
         f" limit {LIMIT} words"

@@ -1,0 +1,34 @@
+"""How long a reader needed for each lesson and for its exercises: measured, not counted.
+
+A reader who did not write the lesson, with school algebra and a little Python (lists,
+loops, functions) and only what earlier lessons teach, worked through it in order: read
+every cell, ran it, followed each table and sympy step, then answered every exercise with
+``check()`` and ``hint()`` as a learner would. The minutes are what that took, lesson and
+exercises apart; where the reader got stuck was fixed in the lesson (see the closing notes
+of issue 16). ``tools/lesson_length.py --write`` puts these minutes into the course maps of
+README.md and lesson 00 as "lesson + exercises"; a lesson not yet timed shows the
+word-count estimate of that tool instead, and ``tests/test_lesson_lengths.py`` fails until
+every lesson is timed.
+
+Keys are lesson stems (the file name without number and extension), so renumbering the
+course changes nothing here. Re-time a lesson after changing it by more than a fix.
+
+>>> MEASURED["scoring"]
+(30, 35)
+>>> all(lesson <= ONE_SITTING for lesson, _ in MEASURED.values())
+True
+"""
+
+ONE_SITTING = 35  # minutes: no lesson alone may take a reader longer
+
+# stem: (lesson minutes, exercise minutes), timed 2026-12-02
+MEASURED = {
+    "start_here": (12, 0),
+    "words_to_vectors": (20, 20),
+    "queries_keys_values": (20, 30),
+    "scoring": (30, 35),
+    "scaling": (32, 25),
+    "softmax": (32, 30),
+    "blending_values": (18, 20),
+    "the_whole_formula": (25, 25),
+}
