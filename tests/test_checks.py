@@ -673,6 +673,23 @@ def test_mask_fix_attention_names_overflow_of_a_naive_exp():
     assert verdict("mask_fix_attention", no_max).mistake == "overflow"
 
 
+def test_mask_fix_attention_names_a_late_renormalisation_that_divides_0_by_0():
+    def renormalised_late(Q, K, V, mask):  # the lesson's repair, after a max over hidden keys
+        A = softmax_rows(Q @ K.T / np.sqrt(K.shape[-1])) * mask
+        with np.errstate(invalid="ignore"):
+            return A / A.sum(axis=-1, keepdims=True) @ V
+
+    assert verdict("mask_fix_attention", renormalised_late).mistake == "renormalised_after_softmax"
+
+
+def test_noweights_fix_smoother_names_overflow_of_a_naive_exp():
+    def no_max(x_query, x_data, y_data, sigma):
+        scores = -((x_query[:, None] - x_data[None, :]) ** 2) / (2 * sigma**2)
+        return naive_softmax(scores) @ y_data  # every kernel value underflows on the wide case
+
+    assert verdict("noweights_fix_smoother", no_max).mistake == "overflow"
+
+
 def test_the_broken_functions_of_the_notebooks_are_named():
     def broken_masked_attention(Q, K, V, mask):  # as in solutions/10_masks_in_practice.ipynb
         A = softmax_rows(Q @ K.T / np.sqrt(K.shape[-1]))

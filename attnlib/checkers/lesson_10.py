@@ -46,8 +46,15 @@ def _unscaled_masked(Q, K, V, mask):
     return _masked_weights(Q @ K.T, mask) @ V
 
 
+def _renormalised(S, mask):
+    A = softmax(S) * mask  # the row max was taken over hidden keys too
+    with np.errstate(invalid="ignore"):
+        return A / A.sum(axis=-1, keepdims=True)  # 0 / 0 where every visible weight underflowed
+
+
 MASKED_ATTENTION_MISTAKES = [
     ("mask_after_softmax", _masked_variant(lambda S, m: softmax(S) * m)),
+    ("renormalised_after_softmax", _masked_variant(_renormalised)),
     ("mask_ignored", _masked_variant(lambda S, m: softmax(S))),
     ("inverted_mask", _masked_variant(lambda S, m: _masked_weights(S, ~m))),
     ("unscaled", _unscaled_masked),

@@ -90,6 +90,12 @@ MISTAKES = {
         "the mask was applied after softmax without renormalising, so rows no longer sum to "
         "1: hide keys before softmax (score -inf), or divide each row by its new sum."
     ),
+    "renormalised_after_softmax": (
+        "dividing each row by its new sum is right on paper, but the softmax subtracted the "
+        "maximum over all keys, hidden ones included: when a hidden key outscores every visible "
+        "one by more than about 745, the visible weights underflow to 0 and the row divides "
+        "0 / 0. Hide the keys before softmax (score -inf), so the maximum is a visible key's."
+    ),
     "inverted_mask": (
         "the mask is inverted: True means the query MAY attend to the key, so hide the keys "
         "where the mask is False."
