@@ -31,4 +31,12 @@ MEASURED = {
     "softmax": (32, 30),
     "blending_values": (18, 20),
     "the_whole_formula": (25, 25),
+    "why_sqrt_dk": (35, 27),
+    "masking": (33, 16),
+    "masks_in_practice": (27, 15),
+    "attention_without_weights": (27, 22),
+    "order_and_positions": (20, 22),
+    "rotary_positions": (31, 25),
+    "multi_head_and_cross_attention": (35, 25),
+    "transformer_block": (30, 20),
 }
