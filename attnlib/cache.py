@@ -229,6 +229,12 @@ class RingKVCache:
             One key (a single row) or one row per new token, oldest first.
         v : array_like of shape (d_v,) or (n_new, d_v)
             Their values, one per key.
+
+        Notes
+        -----
+        After a chunk of several tokens the ring holds the last ``w`` of them only: the
+        chunk's earlier queries would find later keys there and miss older ones, so decode
+        one token per step, as lesson 94 does, or give each query its own window.
         """
         k, v = _new_rows(k, v, self.d_k, self.d_v, "RingKVCache.append")  # (n_new, d)
         for k_t, v_t in zip(k, v, strict=True):

@@ -110,6 +110,11 @@ def test_right_answers_pass(exercise_id, answer):
             lambda Q, K, V, w: ring_decode(Q, K, V, w, lambda t, w: t % (w + 1), size=w + 1),
             "window_off_by_one",
         ),
+        (  # a cache that keeps every key: plain causal decoding, no window
+            "window_ring_decode",
+            lambda Q, K, V, w: ring_decode(Q, K, V, w, slot_of=lambda t, w: t, size=len(Q)),
+            "window_forgotten",
+        ),
         (
             "window_ring_decode",
             lambda Q, K, V, w: ring_decode(Q, K, V, w, write_first=False),

@@ -118,8 +118,9 @@ def _one_more_slot(t, w):
 _rng = np.random.default_rng(94)
 _FAR_KEYS = np.array([[-40.0, 0.0], [0.0, 0.0], [40.0, 0.0], [10.0, 0.0], [25.0, 0.0]])
 RING_CASES = [
+    # n = 7, d_k = 3, d_v = 2; first, since here a window of w + 1 and no window at all differ
+    (*(_rng.normal(size=s) for s in [(7, 3), (7, 3), (7, 2)]), 3),
     (ex.Q, ex.K, ex.V, 2),  # the worked example: seeds no longer sees birds
-    (*(_rng.normal(size=s) for s in [(7, 3), (7, 3), (7, 2)]), 3),  # n = 7, d_k = 3, d_v = 2
     (*(_rng.normal(size=s) for s in [(9, 4), (9, 4), (9, 5)]), 4),
     (*(_rng.normal(size=s) for s in [(5, 2), (5, 2), (5, 3)]), 1),  # each token sees itself
     (*(_rng.normal(size=s) for s in [(4, 3), (4, 3), (4, 2)]), 6),  # w > n: plain causal
@@ -156,6 +157,7 @@ WINDOW_RING_DECODE = Exercise(
     mistakes=[
         ("ring_overwrites_newest", lambda Q, K, V, w: _slots_decode(Q, K, V, w, _newest_slot)),
         ("window_off_by_one", lambda Q, K, V, w: _slots_decode(Q, K, V, w, _one_more_slot)),
+        ("window_forgotten", lambda Q, K, V, w: _slots_decode(Q, K, V, len(Q), _oldest_slot)),
         (
             "kv_cache_append_after",
             lambda Q, K, V, w: _slots_decode(Q, K, V, w, _oldest_slot, attend_first=True),

@@ -207,6 +207,10 @@ MISTAKES = {
         "the window holds one key too many: with a window of w, query i sees w keys, its own "
         "and the w - 1 before it (i - w < j <= i); without causality |i - j| < w, not <= w."
     ),
+    "window_forgotten": (
+        "every key was kept, as in plain causal decoding: a window of w keeps only the last w "
+        "tokens, so token t overwrites token t - w in slot t % w."
+    ),
     "window_made_causal": (
         "this window has no causality: a query also sees the keys fewer than w places after "
         "it, |i - j| < w on either side."
