@@ -39,4 +39,5 @@ MEASURED = {
     "rotary_positions": (31, 25),
     "multi_head_and_cross_attention": (35, 25),
     "transformer_block": (30, 20),
+    "sliding_window_attention": (32, 35),
 }
