@@ -1,4 +1,4 @@
-"""Checkers for lesson 19, precision: softmax in float32 and float16.
+"""Checkers for lesson 19, precision: softmax in float32, float16 and bfloat16.
 
 Ids: ``fp16_limits`` (by hand: float16's largest number and where exp overflows),
 ``softmax_half`` (write a softmax for float16 that computes in float32),
