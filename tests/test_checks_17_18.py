@@ -59,6 +59,7 @@ def attention_half(Q, K, V, cast_first=True, scaled=True):
         ("fp16_stall", (0.25, 1.0)),
         ("attention_half_fix", attention_half),
         ("bf16_limits", ((2 - 2**-7) * 2.0**127, np.log((2 - 2**-7) * 2.0**127))),
+        ("bf16_round", (260, 1, 70144)),  # worked by hand: steps 2, 2^-7 and 512
     ],
 )
 def test_lesson_19_right_answers_pass(exercise_id, answer):
@@ -86,6 +87,12 @@ def test_lesson_19_right_answers_pass(exercise_id, answer):
         ("bf16_limits", (3.4028234663852886e38, 88.72), "bf16_mantissa"),
         ("bf16_limits", ((2 - 2**-7) * 2**15, 11.09), "bf16_exponent"),
         ("bf16_limits", ((2 - 2**-7) * 2.0**127, np.log10((2 - 2**-7) * 2.0**127)), "log10_not_ln"),
+        ("bf16_round", (258, 1, 70144), "truncated"),
+        ("bf16_round", (260, 1, 69632), "truncated"),
+        ("bf16_round", (259, 1, 70144), "float16_step"),
+        ("bf16_round", (260, 1 + 2**-8, 70144), "float16_step"),
+        ("bf16_round", (260, 1 + 2**-7, 70144), "tie_away_from_even"),
+        ("bf16_round", (260, 1, np.inf), "float16_range"),
     ],
 )
 def test_lesson_19_mistakes_are_named(exercise_id, answer, code):

@@ -1,17 +1,19 @@
-"""Checkers for lesson 19, precision: softmax in float32 and float16.
+"""Checkers for lesson 19, precision: softmax in float32, float16 and bfloat16.
 
 Ids: ``fp16_limits`` (by hand: float16's largest number and where exp overflows),
 ``softmax_half`` (write a softmax for float16 that computes in float32),
 ``fp16_stall`` (predict then check: a float16 running total of 8192 weights),
 ``attention_half_fix`` (find the bug: scores formed in float16 before the cast),
-``bf16_limits`` (transfer: the same two numbers for bfloat16). Expected answers come
-from numpy's ``finfo``, from bit patterns and from ``attnlib.core``.
+``bf16_limits`` (transfer: the same two numbers for bfloat16), ``bf16_round`` (predict:
+three numbers rounded to bfloat16). Expected answers come from numpy's ``finfo``, from bit
+patterns, from ``attnlib.core`` and from ``attnlib.precision``.
 """
 
 import numpy as np
 
 from .. import example as ex
 from ..core import attention, softmax
+from ..precision import round_to_bfloat16
 from ..selfcheck.exercise import Exercise
 from . import widened
 
@@ -209,6 +211,45 @@ BF16_LIMITS = Exercise(
 )
 
 
+# ---- bf16_round: three numbers rounded to bfloat16 by hand -----------------------------------
+BF16_INPUTS = (259.0, 1 + 2**-8, 70000.0)  # above 256 the step is 2; a tie at 1; past 65504
+BF16_ROUNDED = tuple(float(v) for v in round_to_bfloat16(BF16_INPUTS))
+
+
+def _truncated(x):
+    """Drop the low 16 bits without rounding (a bfloat16 made by cutting, not rounding)."""
+    bits = np.float32(x).view(np.uint32) & np.uint32(0xFFFF0000)
+    return float(bits.view(np.float32))
+
+
+BF16_ROUND = Exercise(
+    id="bf16_round",
+    lesson="19_precision",
+    kind="tuple",
+    answer="(r_259, r_tie, r_70000)",
+    hints=[
+        "Find the power of 2 at or below the number, 2^k; bfloat16's step there is 2^(k-7). "
+        "Round to the nearest multiple of the step.",
+        "259 lies in [256, 512): step 2. 1 + 2^-8 lies in [1, 2): step 2^-7, so it is exactly "
+        "halfway. 70000 lies in [65536, 131072): step 512.",
+        "A tie goes to the even multiple of the step (last kept bit 0): 259 is 129.5 steps of "
+        "2, 1 + 2^-8 is 128.5 steps of 2^-7; 70000 / 512 = 136.7.",
+    ],
+    solution=lambda: (
+        f"r_259 = {BF16_ROUNDED[0]:g}  # 129.5 steps of 2: a tie, to the even 130\n"
+        f"r_tie = {BF16_ROUNDED[1]:g}  # 128.5 steps of 2^-7: a tie, to the even 128\n"
+        f"r_70000 = {BF16_ROUNDED[2]:g}  # 136.7 steps of 512: 137; float16 would give inf"
+    ),
+    expected=BF16_ROUNDED,
+    mistakes={
+        0: {"truncated": _truncated(259.0), "float16_step": 259.0},
+        1: {"tie_away_from_even": 1 + 2**-7, "float16_step": 1 + 2**-8},
+        2: {"truncated": _truncated(70000.0), "float16_range": float("inf")},
+    },
+    names=("r_259", "r_tie", "r_70000"),
+)
+
+
 # the exercises in the order of the notebook's check cells
 EXERCISES = (
     FP16_LIMITS,
@@ -216,4 +257,5 @@ EXERCISES = (
     FP16_STALL,
     ATTENTION_HALF_FIX,
     BF16_LIMITS,
+    BF16_ROUND,
 )

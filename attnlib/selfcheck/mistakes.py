@@ -438,6 +438,22 @@ MISTAKES = {
         "bfloat16 has float32's range, not float16's: 8 exponent bits, so its top ordinary "
         "exponent is 127, not 15."
     ),
+    "truncated": (
+        "bfloat16 rounds to the nearest number, not down: round up when the dropped part is more "
+        "than half a step, and at exactly half go to the even neighbour."
+    ),
+    "float16_step": (
+        "that number is float16's: bfloat16 keeps only 7 mantissa bits, so its step is 2^(k-7) "
+        "between 2^k and 2^(k+1), eight times float16's."
+    ),
+    "tie_away_from_even": (
+        "exactly halfway between two bfloat16 numbers, rounding goes to the even one (last kept "
+        "bit 0), not away from zero."
+    ),
+    "float16_range": (
+        "inf is float16's answer past 65504; bfloat16 has float32's 8 exponent bits, so that "
+        "number is finite, rounded to its step."
+    ),
     "causal_bottom_right": (
         "is_causal is aligned at the top left: query i sees keys j <= i, even when n_q != n_k; "
         "the bottom-right alignment is the one cached keys need."
