@@ -38,4 +38,5 @@ ORDER = (
     "decoding_with_a_kv_cache",
     "grouped_query_attention",
     "flash_attention",
+    "tiny_gpt",
 )

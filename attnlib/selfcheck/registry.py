@@ -40,6 +40,7 @@ LESSONS = (
     "21_decoding_with_a_kv_cache",
     "22_grouped_query_attention",
     "23_flash_attention",
+    "95_tiny_gpt",
 )
 
 
