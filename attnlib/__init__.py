@@ -7,7 +7,14 @@ stays as light as numpy.
 """
 
 from . import example
-from .block import init_block, layer_norm, mlp, transformer_block
+from .block import (
+    init_block,
+    layer_norm,
+    layer_norm_backward,
+    mlp,
+    mlp_backward,
+    transformer_block,
+)
 from .blocked import blocked_attention, online_softmax
 from .cache import KVCache, RingKVCache
 from .core import attention, attention_weights, project, qk_scores, scale_scores, softmax
@@ -41,8 +48,10 @@ __all__ = [
     "flash_attention_backward",
     "init_block",
     "layer_norm",
+    "layer_norm_backward",
     "merge_heads",
     "mlp",
+    "mlp_backward",
     "multi_head_attention",
     "multi_head_attention_backward",
     "online_softmax",

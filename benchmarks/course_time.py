@@ -5,8 +5,9 @@
 
 Each notebook runs top to bottom in a fresh kernel with nbclient, in its own folder,
 and is NOT written back. Two times per notebook: its cells alone (the goal: under
-5 s per lesson) and the wall time including the kernel's start. The files on disk
-are never changed.
+5 s per lesson) and the wall time including the kernel's start. A lesson that stores a
+training run has a longer allowance (``LONGER``, by stem, so renumbering keeps it), shown
+beside its time. The files on disk are never changed.
 """
 
 import argparse
@@ -19,6 +20,8 @@ from _measure import machine
 from nbclient import NotebookClient
 
 GOAL_SECONDS = 5.0
+# lessons allowed a stored training run, stem -> seconds of cells (their solutions keep 5 s)
+LONGER = {"tiny_gpt": 60.0}
 ROOT = Path(__file__).resolve().parent.parent
 
 
@@ -36,6 +39,16 @@ def cells_seconds(nb):
             elapsed = _when(end) - _when(begin)
             total += elapsed.total_seconds()
     return total
+
+
+def goal_seconds(path):
+    """The seconds of cells allowed to ``path``: GOAL_SECONDS, or its lesson's LONGER entry.
+
+    >>> [goal_seconds(Path(f"{folder}/95_tiny_gpt.ipynb")) for folder in ("notebooks", "solutions")]
+    [60.0, 5.0]
+    """
+    stem = path.stem.split("_", 1)[-1]  # 95_tiny_gpt -> tiny_gpt
+    return LONGER.get(stem, GOAL_SECONDS) if path.parent.name == "notebooks" else GOAL_SECONDS
 
 
 def run(path):
@@ -74,16 +87,23 @@ def main(argv=None):
             slow.append(path.name)
             continue
         total_cells, total_wall = total_cells + cells, total_wall + wall
-        flag = "" if cells < GOAL_SECONDS else f"  over {GOAL_SECONDS:.0f} s"
-        if flag:
+        goal = goal_seconds(path)
+        flag = "" if cells < goal else f"  over {goal:.0f} s"
+        if goal != GOAL_SECONDS:
+            flag += f"  (a training run: {cells / goal:.0%} of its {goal:.0f} s)"
+        if cells >= goal:
             slow.append(path.name)
         print(f"{name:<52} {cells:>8.2f} {wall:>14.2f}{flag}")
     label = f"total ({len(found)} notebook{'s' * (len(found) != 1)})"
     print(f"{label:<52} {total_cells:>8.2f} {total_wall:>14.2f}")
     if slow:
-        print(f"over the goal of {GOAL_SECONDS:.0f} s, or failed: {', '.join(slow)}")
+        print(
+            f"over the goal ({GOAL_SECONDS:.0f} s, or its allowance), or failed: {', '.join(slow)}"
+        )
     else:
-        print(f"every notebook's cells ran in under {GOAL_SECONDS:.0f} s")
+        print(
+            f"every notebook's cells ran within its goal ({GOAL_SECONDS:.0f} s unless allowed more)"
+        )
     return 0
 
 

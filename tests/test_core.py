@@ -170,6 +170,8 @@ def block_and_weight_gradients(rng, dtype, X, W):
     return {
         "layer_norm": [attnlib.layer_norm(X, block["gamma_1"] + 1, block["beta_1"])],
         "mlp": [attnlib.mlp(X, *mlp_weights)],
+        "layer_norm_backward": list(attnlib.layer_norm_backward(X, G, block["gamma_1"] + 1)),
+        "mlp_backward": list(attnlib.mlp_backward(X, *mlp_weights, G)),
         "transformer_block": list(attnlib.transformer_block(X, n_heads=2, **block)),
         "self_attention_backward": list(attnlib.self_attention_backward(X, W, W, W, G)),
         "multi_head_attention_backward": list(

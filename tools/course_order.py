@@ -39,4 +39,5 @@ ORDER = (
     "grouped_query_attention",
     "sliding_window_attention",
     "flash_attention",
+    "tiny_gpt",
 )

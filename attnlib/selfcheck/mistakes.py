@@ -241,6 +241,49 @@ MISTAKES = {
         "that is the causal window's count, keys i - w + 1 .. i; the window alone also counts "
         "the keys after the query, |i - j| < w."
     ),
+    # lesson 95 (a tiny GPT)
+    "ce_sign": (
+        "the loss is -log p_t, a positive number: log of a probability is negative, so keep "
+        "the minus sign."
+    ),
+    "ce_grad_no_onehot": (
+        "dlogits is p - onehot(t): subtract 1 at the target token, whose logit the loss pushes up."
+    ),
+    "ce_grad_sign": (
+        "dlogits is p - onehot(t), not onehot(t) - p: raising a wrong token's logit raises the "
+        "loss, so its gradient is positive."
+    ),
+    "ln_backward_no_mean": (
+        "every entry of a row shares the row's mean: subtract mean(g) from g = dY * gamma "
+        "before dividing by sigma."
+    ),
+    "ln_backward_no_projection": (
+        "every entry of a row shares the row's sigma too: also subtract x_hat * mean(g * x_hat), "
+        "the part of g that would only stretch the row."
+    ),
+    "ln_backward_gamma_forgotten": (
+        "the output is gamma * x_hat + beta, so the gradient reaching x_hat is dY * gamma, not dY."
+    ),
+    "untrained_probability": (
+        "that is the probability each token gets; the loss is -log of it, -log(1/vocab) = "
+        "log(vocab)."
+    ),
+    "ce_log10": "the cross-entropy uses the natural logarithm (np.log), not log base 10.",
+    "embedding_repeat_lost": (
+        "dE[tokens] += dX adds once per distinct token: numpy's fancy-index assignment keeps "
+        "only one of the repeated rows. Use np.add.at(dE, tokens, dX) or a loop over positions."
+    ),
+    "embedding_averaged": (
+        "a token used at several positions gets the sum of their gradients, not the mean: each "
+        "use adds to the loss on its own."
+    ),
+    "tied_one_path": (
+        "with W_U = E^T, E is used twice (embedding and unembedding): its gradient is the sum "
+        "of both paths, dE + dW_U^T."
+    ),
+    "tied_not_transposed": (
+        "W_U = E^T, so W_U's gradient reaches E transposed: dE + dW_U^T, shape (vocab, d_model)."
+    ),
     # lessons 07 to 10, 14, 16 and 18
     "temperature_inverted": (
         "the scores were multiplied by the temperature: a temperature T divides them, so T > 1"

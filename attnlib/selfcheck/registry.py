@@ -41,6 +41,7 @@ LESSONS = (
     "22_grouped_query_attention",
     "23_flash_attention",
     "94_sliding_window_attention",
+    "95_tiny_gpt",
 )
 
 
