@@ -44,10 +44,10 @@ def cells_seconds(nb):
 def goal_seconds(path):
     """The seconds of cells allowed to ``path``: GOAL_SECONDS, or its lesson's LONGER entry.
 
-    >>> [goal_seconds(Path(f"{folder}/95_tiny_gpt.ipynb")) for folder in ("notebooks", "solutions")]
+    >>> [goal_seconds(Path(f"{folder}/25_tiny_gpt.ipynb")) for folder in ("notebooks", "solutions")]
     [60.0, 5.0]
     """
-    stem = path.stem.split("_", 1)[-1]  # 95_tiny_gpt -> tiny_gpt
+    stem = path.stem.split("_", 1)[-1]  # 25_tiny_gpt -> tiny_gpt
     return LONGER.get(stem, GOAL_SECONDS) if path.parent.name == "notebooks" else GOAL_SECONDS
 
 

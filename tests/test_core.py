@@ -139,7 +139,7 @@ def every_function(dtype):
 
 
 def flash_attention_and_backward(Q, K, V):
-    """FlashAttention's two passes (lesson 23), in tiles that do not divide n."""
+    """FlashAttention's two passes (lesson 24), in tiles that do not divide n."""
     output, L = attnlib.flash_attention(Q, K, V, block_size=2, query_block_size=2)
     dOutput = V[:3] * 0 + 1  # (n_q, d_v) in V's dtype
     grads = attnlib.flash_attention_backward(Q, K, V, output, L, dOutput, block_size=2)

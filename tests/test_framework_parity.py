@@ -148,7 +148,7 @@ def test_apply_rotary_matches_torch(layout, reference, dtype):
     np.testing.assert_allclose(got, want, rtol=tol, atol=tol)
 
 
-# ---- FlashAttention (lesson 23): torch's autograd through SDPA gives the same gradients ----
+# ---- FlashAttention (lesson 24): torch's autograd through SDPA gives the same gradients ----
 @pytest.mark.parametrize("causal", [False, True])
 def test_flash_attention_backward_matches_torch_autograd(causal):
     from attnlib import flash_attention, flash_attention_backward
@@ -214,7 +214,7 @@ def test_lesson_22_stores_the_same_verdict_with_torch():
     assert details.outputs[0]["text"].startswith(f"torch {torch.__version__}: largest difference")
 
 
-# ---- sliding-window attention (lesson 94): SDPA with the boolean window mask ----
+# ---- sliding-window attention (lesson 23): SDPA with the boolean window mask ----
 @pytest.mark.parametrize("w", [1, 2, 4, 9])
 @pytest.mark.parametrize("causal", [True, False])
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])

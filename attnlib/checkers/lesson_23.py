@@ -1,356 +1,288 @@
-"""Checkers for lesson 23, FlashAttention forward and backward.
+"""Checkers for lesson 23, sliding-window attention.
 
-Ids: ``flash_lse_by_hand`` (by hand: birds' running max, running sum and log-sum-exp
-over two blocks of keys), ``flash_backward`` (write the tiled backward from the saved
-output and L), ``flash_predict_memory`` (predict: how the peak memory of the tiled and
-of the full backward grows when n doubles), ``flash_fix_forward`` (find the bug: a tiled
-forward that forgets to rescale the running output), ``flash_merge`` (transfer: merge two
-halves of the keys, each with its output and L, into the whole row's). Expected answers
-come from ``attnlib.core``, ``attnlib.grad``, ``attnlib.flash`` and numpy.
+Ids: ``window_by_hand`` (by hand: the window alone, w = 2, on birds, eat, seeds, and birds'
+weights), ``window_ring_decode`` (write a decoder that keeps a ring of w slots),
+``window_ring_slots`` (predict then check: which token sits in each slot after ten tokens),
+``window_fix_alignment`` (find the bug: a window over a cache aligned top-left),
+``window_count_alone`` (transfer, with sympy: the count of allowed entries of the window
+without causality). Expected answers come from ``attnlib.core``, ``attnlib.masks`` and
+``attnlib.cache``; the mistakes are written out here.
 """
 
 import numpy as np
+import sympy as sp
 
 from .. import example as ex
+from ..cache import RingKVCache
 from ..core import attention
-from ..flash import flash_attention
-from ..grad import attention_backward
+from ..masks import sliding_window_mask
 from ..selfcheck.exercise import Exercise
-from . import widened
 
-# ---- flash_lse_by_hand: birds' row over the blocks {birds} and {eat, seeds} -----------------
-BIRDS = ex.Q[0] @ ex.K.T / np.sqrt(ex.d_k)  # birds' scaled scores, (n_k,) = (3,)
-_FIRST, _SECOND = BIRDS[:1], BIRDS[1:]
-_M_OLD = float(_FIRST.max())
-_L_OLD = float(np.exp(_FIRST - _M_OLD).sum())
-M_NEW = float(max(_M_OLD, _SECOND.max()))
-L_NEW = _L_OLD * float(np.exp(_M_OLD - M_NEW)) + float(np.exp(_SECOND - M_NEW).sum())
-LSE = M_NEW + float(np.log(L_NEW))  # log sum_j exp(s_j)
+LESSON = "23_sliding_window_attention"
 
-FLASH_LSE_BY_HAND = Exercise(
-    id="flash_lse_by_hand",
-    lesson="23_flash_attention",
+
+# ---- window_by_hand: the window alone, w = 2, and birds' weights -----------------------------
+def _birds_weights(mask, scaled=True):
+    Q = ex.Q * (1.0 if scaled else np.sqrt(ex.Q.shape[-1]))  # unscaled: undo the division
+    return attention(Q, ex.K, ex.V, mask=mask)[1][0]  # (n_k,): birds' row
+
+
+_ALONE2 = sliding_window_mask(3, w=2, causal=False)  # (3, 3)
+_OFF_BY_ONE2 = sliding_window_mask(3, w=3, causal=False)  # |i - j| <= 2: every key
+_CAUSAL2 = sliding_window_mask(3, w=2)
+
+WINDOW_BY_HAND = Exercise(
+    id="window_by_hand",
+    lesson=LESSON,
     kind="tuple",
-    answer="(m, l_sum, L)",
+    answer="(mask, weights_birds)",
     hints=[
-        "After the first block m is birds' own score and l_sum = exp(0) = 1.",
-        "eat's score raises the max: multiply l_sum by exp(m_old - m_new) before adding "
-        "exp(s - m_new) for eat and seeds.",
-        "L = m + log(l_sum): the log of sum_j exp(s_j), with the max taken out first.",
+        "Without causality, query i may attend to key j when |i - j| < w: with w = 2, the "
+        "token itself and its neighbours one place away on either side.",
+        "Birds (row 0) sees birds and eat. Its scores are 3 and 9, divided by sqrt(2); seeds "
+        "gets weight 0.",
+        "The weight on eat is 1 / (1 + e^((3 - 9) / sqrt(2))).",
     ],
     solution=lambda: (
-        "s = np.array([3, 9, 6]) / np.sqrt(2)\n"
-        "m = s[1]  # eat's score is the largest\n"
-        "l_sum = 1 * np.exp(s[0] - m) + np.exp(s[1] - m) + np.exp(s[2] - m)\n"
-        "L = m + np.log(l_sum)\n"
-        f"# m = {M_NEW:.3f}, l_sum = {L_NEW:.3f}, L = {LSE:.3f}"
+        "mask = [[1, 1, 0], [1, 1, 1], [0, 1, 1]]  # |i - j| < 2\n"
+        f"weights_birds = ({_birds_weights(_ALONE2)[0]:.3f}, "
+        f"{_birds_weights(_ALONE2)[1]:.3f}, 0)  # softmax of (3, 9) / sqrt(2), seeds hidden"
     ),
-    expected=(M_NEW, L_NEW, LSE),
+    expected=(_ALONE2.astype(float), _birds_weights(_ALONE2)),
     mistakes={
-        1: {"no_rescale": _L_OLD + float(np.exp(_SECOND - M_NEW).sum())},
-        2: {"lse_without_max": float(np.log(L_NEW))},
+        0: {
+            "window_off_by_one": _OFF_BY_ONE2.astype(float),
+            "window_made_causal": _CAUSAL2.astype(float),
+        },
+        1: {
+            "window_off_by_one": _birds_weights(_OFF_BY_ONE2),
+            "window_made_causal": _birds_weights(_CAUSAL2),
+            "unscaled": _birds_weights(_ALONE2, scaled=False),
+        },
     },
-    decimals=3,
-    names=("m", "l_sum", "L"),
+    decimals=2,
+    names=("mask", "weights_birds"),
 )
 
 
-# ---- flash_backward: the tiled backward from the saved output and L -------------------------
-def _with_forward(Q, K, V, dOutput, block_size):
-    """One case: the inputs, the forward pass's output and L, dOutput and the block size."""
-    output, L = flash_attention(Q, K, V, block_size=block_size)
-    return Q, K, V, output, L, dOutput, block_size
+# ---- window_ring_decode: a decoder with a ring of w slots -----------------------------------
+def ring_decode(Q, K, V, w):
+    """Row t: token t's query over the keys and values of tokens t - w + 1 .. t, from a ring."""
+    Q = np.asarray(Q, dtype=np.float64)
+    K, V = np.asarray(K, dtype=np.float64), np.asarray(V, dtype=np.float64)
+    ring = RingKVCache(w, K.shape[-1], V.shape[-1])
+    rows = []
+    for t in range(len(Q)):
+        ring.append(K[t], V[t])
+        rows.append(attention(Q[t : t + 1], ring.keys, ring.values)[0][0])
+    return np.array(rows)  # (n, d_v)
 
 
-def tiled_backward(
-    Q,
-    K,
-    V,
-    output,
-    L,
-    dOutput,
-    block_size,
-    D_from="output",
-    D_per_tile=False,
-    use_L=True,
-    with_D=True,
-):
-    """The tiled backward over blocks of keys, with switches that make each named mistake."""
+def _slots_decode(Q, K, V, w, slot_of, attend_first=False, scaled=True):
+    """A ring decoder whose slot for token t is ``slot_of(t, w)``; the switches make slips."""
+    Q, K, V = (np.asarray(M, dtype=np.float64) for M in (Q, K, V))
+    size = w + 1 if slot_of is _one_more_slot else w
+    K_slots, V_slots, used = np.zeros((size, K.shape[1])), np.zeros((size, V.shape[1])), []
     d_k = Q.shape[-1]
-    dQ, dK, dV = np.zeros(Q.shape), np.zeros(K.shape), np.zeros(V.shape)
-    D = (dOutput * {"output": output, "dOutput": dOutput}[D_from]).sum(axis=1, keepdims=True)
-    for start in range(0, K.shape[0], block_size):
-        keys = slice(start, start + block_size)
-        S_b = Q @ K[keys].T / np.sqrt(d_k)  # (n_q, b)
-        if use_L:
-            P_b = np.exp(S_b - L[:, None])  # (n_q, b)
-        else:  # normalised over the tile alone
-            P_b = np.exp(S_b - S_b.max(axis=1, keepdims=True))
-            P_b /= P_b.sum(axis=1, keepdims=True)
-        dV[keys] = P_b.T @ dOutput
-        dP_b = dOutput @ V[keys].T  # (n_q, b)
-        D_b = (P_b * dP_b).sum(axis=1, keepdims=True) if D_per_tile else D
-        D_b = D_b if with_D else 0.0  # dS = P * dP: the Jacobian's diagonal only
-        dS_b = P_b * (dP_b - D_b)
-        dQ += dS_b @ K[keys] / np.sqrt(d_k)
-        dK[keys] = dS_b.T @ Q / np.sqrt(d_k)
-    return dQ, dK, dV
+    rows = []
+    for t in range(len(Q)):
+        if not attend_first:
+            slot = slot_of(t, w)
+            K_slots[slot], V_slots[slot] = K[t], V[t]
+            used = sorted(set(used) | {slot})
+        if used:
+            scores = K_slots[used] @ Q[t] / (np.sqrt(d_k) if scaled else 1.0)
+            weights = np.exp(scores - scores.max())
+            rows.append(weights / weights.sum() @ V_slots[used])
+        else:  # nothing in the ring yet: an empty blend
+            rows.append(np.zeros(V.shape[1]))
+        if attend_first:
+            slot = slot_of(t, w)
+            K_slots[slot], V_slots[slot] = K[t], V[t]
+            used = sorted(set(used) | {slot})
+    return np.array(rows)
 
 
-def _backward_reference(Q, K, V, output, L, dOutput, block_size):
-    """The reference: attnlib's full backward pass (it never reads output, L or the blocks)."""
-    return attention_backward(Q, K, V, dOutput)
+def _oldest_slot(t, w):
+    return t % w
 
 
-def _unscaled(Q, K, V, output, L, dOutput, block_size):
-    dQ, dK, dV = tiled_backward(Q, K, V, output, L, dOutput, block_size)
-    return dQ * np.sqrt(Q.shape[-1]), dK * np.sqrt(Q.shape[-1]), dV
+def _newest_slot(t, w):
+    return min(t, w - 1)  # once full, always the last slot: tokens 0 .. w - 2 never leave
 
 
-def _overflowing(Q, K, V, output, L, dOutput, block_size):
-    """Weights as exp(S) / exp(L): right on paper, inf / inf past 709."""
-    d_k = Q.shape[-1]
-    with np.errstate(all="ignore"):
-        P = np.exp(Q @ K.T / np.sqrt(d_k)) / np.exp(L)[:, None]
-        dV = P.T @ dOutput
-        dP = dOutput @ V.T
-        dS = P * (dP - (dOutput * output).sum(axis=1, keepdims=True))
-        return dS @ K / np.sqrt(d_k), dS.T @ Q / np.sqrt(d_k), dV
+def _one_more_slot(t, w):
+    return t % (w + 1)  # a ring of w + 1: the window holds one key too many
 
 
-_rng = np.random.default_rng(930)
-BACKWARD_CASES = [
-    # n_q = 5, n_k = 7, d_k = 4, d_v = 3, blocks of 3 keys (3 + 3 + 1)
-    _with_forward(*(_rng.normal(size=s) for s in [(5, 4), (7, 4), (7, 3), (5, 3)]), 3),
-    # the worked example, blocks {birds, eat} and {seeds}; dOutput asks for column 1
-    _with_forward(ex.Q, ex.K, ex.V, np.array([[1.0, 0.0], [1.0, 0.0], [1.0, 0.0]]), 2),
-    # n_q = 6, n_k = 4, d_k = 2, d_v = 5, one key at a time
-    _with_forward(*(_rng.normal(size=s) for s in [(6, 2), (4, 2), (4, 5), (6, 5)]), 1),
+_rng = np.random.default_rng(94)
+_FAR_KEYS = np.array([[-40.0, 0.0], [0.0, 0.0], [40.0, 0.0], [10.0, 0.0], [25.0, 0.0]])
+RING_CASES = [
+    # n = 7, d_k = 3, d_v = 2; first, since here a window of w + 1 and no window at all differ
+    (*(_rng.normal(size=s) for s in [(7, 3), (7, 3), (7, 2)]), 3),
+    (ex.Q, ex.K, ex.V, 2),  # the worked example: seeds no longer sees birds
+    (*(_rng.normal(size=s) for s in [(9, 4), (9, 4), (9, 5)]), 4),
+    (*(_rng.normal(size=s) for s in [(5, 2), (5, 2), (5, 3)]), 1),  # each token sees itself
+    (*(_rng.normal(size=s) for s in [(4, 3), (4, 3), (4, 2)]), 6),  # w > n: plain causal
+    # scores spread past 709 in a row: exp without subtracting the row max overflows
+    (np.full((5, 2), [30.0, 0.0]), _FAR_KEYS, _rng.normal(size=(5, 3)), 3),
 ]
-# scores spread past 709 (see widened): Q made wide, its output and L recomputed
-_WIDE = widened(BACKWARD_CASES[0], 0, 1000)
-BACKWARD_CASES.append(_with_forward(_WIDE[0], _WIDE[1], _WIDE[2], _WIDE[5], _WIDE[6]))
 
-FLASH_BACKWARD = Exercise(
-    id="flash_backward",
-    lesson="23_flash_attention",
+WINDOW_RING_DECODE = Exercise(
+    id="window_ring_decode",
+    lesson=LESSON,
     kind="function",
-    answer="flash_backward",
+    answer="ring_decode",
     hints=[
-        "Loop over blocks of keys. For each block rebuild the weights from L: "
-        "P_b = np.exp(Q @ K_b.T / np.sqrt(d_k) - L[:, None]).",
-        "Compute D = (dOutput * output).sum(axis=1, keepdims=True) once, before the loop; "
-        "in the loop dP_b = dOutput @ V_b.T and dS_b = P_b * (dP_b - D).",
-        "dV_b = P_b.T @ dOutput, dK_b = dS_b.T @ Q / sqrt(d_k), and dQ collects "
-        "dS_b @ K_b / sqrt(d_k) from every block.",
+        "Keep K_slots of shape (w, d_k) and V_slots of shape (w, d_v). At step t write K[t] "
+        "and V[t] into slot t % w first, then attend with Q[t] alone.",
+        "Until the ring is full, only slots 0 .. t hold tokens: attend over the first "
+        "min(t + 1, w) slots.",
+        "scores = K_live @ Q[t] / np.sqrt(d_k); the softmax of those; weights @ V_live. The "
+        "order of the slots does not matter.",
     ],
-    solution="def flash_backward(Q, K, V, output, L, dOutput, block_size):\n"
-    "    d_k = Q.shape[1]\n"
-    "    dQ, dK, dV = np.zeros(Q.shape), np.zeros(K.shape), np.zeros(V.shape)\n"
-    "    D = (dOutput * output).sum(axis=1, keepdims=True)  # (n_q, 1), the row term\n"
-    "    for start in range(0, K.shape[0], block_size):\n"
-    "        keys = slice(start, start + block_size)\n"
-    "        P_b = np.exp(Q @ K[keys].T / np.sqrt(d_k) - L[:, None])  # (n_q, b), from L\n"
-    "        dV[keys] = P_b.T @ dOutput  # (b, d_v)\n"
-    "        dP_b = dOutput @ V[keys].T  # (n_q, b)\n"
-    "        dS_b = P_b * (dP_b - D)  # (n_q, b), through softmax\n"
-    "        dQ += dS_b @ K[keys] / np.sqrt(d_k)  # every block adds to every query\n"
-    "        dK[keys] = dS_b.T @ Q / np.sqrt(d_k)  # (b, d_k)\n"
-    "    return dQ, dK, dV",
-    cases=BACKWARD_CASES,
-    reference=_backward_reference,
+    solution="def ring_decode(Q, K, V, w):\n"
+    "    d_k = Q.shape[-1]\n"
+    "    K_slots, V_slots = np.zeros((w, d_k)), np.zeros((w, V.shape[-1]))\n"
+    "    rows = []\n"
+    "    for t in range(len(Q)):\n"
+    "        K_slots[t % w], V_slots[t % w] = K[t], V[t]  # overwrite the oldest\n"
+    "        live = min(t + 1, w)  # slots written so far\n"
+    "        scores = K_slots[:live] @ Q[t] / np.sqrt(d_k)  # (live,)\n"
+    "        weights = np.exp(scores - scores.max()) / np.exp(scores - scores.max()).sum()\n"
+    "        rows.append(weights @ V_slots[:live])  # (d_v,)\n"
+    "    return np.array(rows)",
+    cases=RING_CASES,
+    reference=ring_decode,
     mistakes=[
-        ("overflow", _overflowing),
-        ("flash_D_per_tile", lambda *args: tiled_backward(*args, D_per_tile=True)),
-        ("flash_D_wrong_arrays", lambda *args: tiled_backward(*args, D_from="dOutput")),
-        ("jacobian_missing_outer", lambda *args: tiled_backward(*args, with_D=False)),
-        ("flash_tile_max", lambda *args: tiled_backward(*args, use_L=False)),
-        ("backward_unscaled", _unscaled),
+        ("ring_overwrites_newest", lambda Q, K, V, w: _slots_decode(Q, K, V, w, _newest_slot)),
+        ("window_off_by_one", lambda Q, K, V, w: _slots_decode(Q, K, V, w, _one_more_slot)),
+        ("window_forgotten", lambda Q, K, V, w: _slots_decode(Q, K, V, len(Q), _oldest_slot)),
+        (
+            "kv_cache_append_after",
+            lambda Q, K, V, w: _slots_decode(Q, K, V, w, _oldest_slot, attend_first=True),
+        ),
+        ("unscaled", lambda Q, K, V, w: _slots_decode(Q, K, V, w, _oldest_slot, scaled=False)),
     ],
-    arg_names=("Q", "K", "V", "output", "L", "dOutput", "block_size"),
-    result_names=("dQ", "dK", "dV"),
+    arg_names=("Q", "K", "V", "w"),
 )
 
 
-# ---- flash_predict_memory: doubling n, the tiled and the full backward ----------------------
-def _growth(memory_of_n, n=1024):
-    return memory_of_n(2 * n) / memory_of_n(n)
+# ---- window_ring_slots: which token sits in each slot ---------------------------------------
+_W_SLOTS, _N_SEEN = 4, 10
+_ring = RingKVCache(_W_SLOTS, 1, 1)
+_ring.append(np.zeros((_N_SEEN, 1)), np.zeros((_N_SEEN, 1)))
+_SLOTS = np.array(_ring.slot_positions, dtype=float)  # [8, 9, 6, 7]
 
-
-TILED_GROWTH = _growth(lambda n: 8 * n * 128)  # (n, block_size) tiles and n-row arrays
-FULL_GROWTH = _growth(lambda n: 8 * n * n)  # attention_backward holds n x n weights
-
-FLASH_PREDICT_MEMORY = Exercise(
-    id="flash_predict_memory",
-    lesson="23_flash_attention",
-    kind="tuple",
-    answer="(growth_flash, growth_full)",
+WINDOW_RING_SLOTS = Exercise(
+    id="window_ring_slots",
+    lesson=LESSON,
+    kind="value",
+    answer="slots",
     hints=[
-        "Which arrays does each backward pass hold? The tiled one: (n, block_size) tiles and "
-        "arrays with n rows. attention_backward: the (n, n) weights and their gradient.",
-        "Replace n by 2n in n * block_size and in n * n, and divide.",
-        "growth_flash = 2, growth_full = 4",
+        "Token t goes into slot t % w. Which tokens of 0 .. 9 have t % 4 == 0? The last of "
+        "them is the one slot 0 still holds.",
+        "Tokens 0, 4, 8 went into slot 0; 1, 5, 9 into slot 1; 2, 6 into slot 2; 3, 7 into slot 3.",
     ],
-    solution=lambda: f"growth_flash = {TILED_GROWTH:g}\ngrowth_full = {FULL_GROWTH:g}",
-    expected=(TILED_GROWTH, FULL_GROWTH),
+    solution=lambda: (
+        f"slots = {[int(s) for s in _SLOTS]}  # slot s holds the last token t with t % 4 == s"
+    ),
+    expected=_SLOTS,
     mistakes={
-        0: {"flash_backward_quadratic": FULL_GROWTH},
-        1: {"linear_in_n": TILED_GROWTH},
+        "ring_overwrites_newest": [0.0, 1.0, 2.0, 9.0],  # slot w - 1 rewritten every time
+        "ring_listed_by_age": [6.0, 7.0, 8.0, 9.0],  # the live tokens, not where they sit
+        "ring_slot_shifted": [7.0, 8.0, 9.0, 6.0],  # token t in slot (t + 1) % w
     },
-    names=("growth_flash", "growth_full"),
+    name="slots",
 )
 
 
-# ---- flash_fix_forward: the tiled forward, the running output rescaled ----------------------
-def _lse(Q, K):
-    """log sum_j exp(q_i . k_j / sqrt(d_k)) for every row, the row max taken out first."""
-    S = Q @ K.T / np.sqrt(Q.shape[-1])  # (n_q, n_k)
-    m = S.max(axis=1)
-    return m + np.log(np.exp(S - m[:, None]).sum(axis=1))
+# ---- window_fix_alignment: a window over a cache ---------------------------------------------
+def window_mask(n_q, n_k, w):
+    """The n_q new tokens (the last n_q of n_k) each see their own key and the w - 1 before."""
+    return sliding_window_mask(n_q, n_k, w=w, align="bottom_right")
 
 
-def _forward_reference(Q, K, V, block_size):
-    """The reference: full attention's output and each row's log-sum-exp."""
-    return attention(Q, K, V)[0], _lse(Q, K)
+def _window_loop(n_q, n_k, w, offset=True, reach=0, causal=True):
+    mask = np.zeros((n_q, n_k), dtype=bool)
+    for i in range(n_q):
+        p = i + (n_k - n_q if offset else 0)
+        for j in range(n_k):
+            near = p - j < w + reach and j - p < w
+            mask[i, j] = near and (j <= p or not causal)
+    return mask
 
 
-def tiled_forward(Q, K, V, block_size, rescale_acc=True, rescale_l=True, max_in_L=True):
-    """The tiled forward over blocks of keys, with switches that make each named mistake."""
-    d_k = Q.shape[1]
-    m = np.full((Q.shape[0], 1), -np.inf)
-    l_sum = np.zeros((Q.shape[0], 1))
-    acc = np.zeros((Q.shape[0], V.shape[1]))
-    for start in range(0, K.shape[0], block_size):
-        S_b = Q @ K[start : start + block_size].T / np.sqrt(d_k)
-        m_new = np.maximum(m, S_b.max(axis=1, keepdims=True))
-        P_b = np.exp(S_b - m_new)
-        old_to_new = np.exp(m - m_new)
-        l_sum = (l_sum * old_to_new if rescale_l else l_sum) + P_b.sum(axis=1, keepdims=True)
-        acc = (acc * old_to_new if rescale_acc else acc) + P_b @ V[start : start + block_size]
-        m = m_new
-    L = (m + np.log(l_sum)) if max_in_L else np.log(l_sum)
-    return acc / l_sum, L[:, 0]
+ALIGN_CASES = [(2, 5, 2), (3, 8, 3), (4, 4, 2), (1, 6, 4), (3, 7, 10), (5, 9, 1)]
 
-
-_rng = np.random.default_rng(931)
-FORWARD_CASES = [
-    (*(_rng.normal(size=s) for s in [(5, 4), (7, 4), (7, 3)]), 3),  # 7 keys = 3 + 3 + 1
-    (ex.Q, ex.K, ex.V, 1),  # the worked example, one key at a time: eat raises the max
-    (*(_rng.normal(size=s) for s in [(4, 2), (6, 2), (6, 5)]), 4),
-]
-FORWARD_CASES.append(widened(FORWARD_CASES[0], 0, 1000))  # a row spread past 709
-
-FLASH_FIX_FORWARD = Exercise(
-    id="flash_fix_forward",
-    lesson="23_flash_attention",
+WINDOW_FIX_ALIGNMENT = Exercise(
+    id="window_fix_alignment",
+    lesson=LESSON,
     kind="function",
-    answer="flash_forward",
+    answer="window_mask",
     hints=[
-        "Compare the broken function's output with attnlib.attention on a case where a later "
-        "block holds a row's largest score.",
-        "When the max rises, everything summed so far was measured from the old max: both "
-        "running sums must be re-measured.",
-        "acc = acc * np.exp(m - m_new) + P_b @ V_b, the same factor as for l_sum.",
+        "Print the broken mask for n_q = 2, n_k = 5, w = 2: which keys does the last new "
+        "token see? It is token 4 of 0 .. 4.",
+        "The new queries are the last n_q of n_k tokens: query i sits at position "
+        "p = n_k - n_q + i, and sees keys p - w + 1 .. p.",
+        "p = np.arange(n_q)[:, None] + n_k - n_q; j = np.arange(n_k)[None, :]; "
+        "return (j > p - w) & (j <= p).",
     ],
-    solution="def flash_forward(Q, K, V, block_size):\n"
-    "    d_k = Q.shape[1]\n"
-    "    m = np.full((Q.shape[0], 1), -np.inf)  # running max\n"
-    "    l_sum = np.zeros((Q.shape[0], 1))  # running sum of exp(s - m)\n"
-    "    acc = np.zeros((Q.shape[0], V.shape[1]))  # running sum of exp(s - m) v\n"
-    "    for start in range(0, K.shape[0], block_size):\n"
-    "        S_b = Q @ K[start : start + block_size].T / np.sqrt(d_k)  # (n_q, b)\n"
-    "        m_new = np.maximum(m, S_b.max(axis=1, keepdims=True))\n"
-    "        P_b = np.exp(S_b - m_new)\n"
-    "        l_sum = l_sum * np.exp(m - m_new) + P_b.sum(axis=1, keepdims=True)\n"
-    "        acc = acc * np.exp(m - m_new) + P_b @ V[start : start + block_size]  # the fix\n"
-    "        m = m_new\n"
-    "    L = m + np.log(l_sum)  # (n_q, 1)\n"
-    "    return acc / l_sum, L[:, 0]",
-    cases=FORWARD_CASES,
-    reference=_forward_reference,
+    solution="def window_mask(n_q, n_k, w):\n"
+    "    p = np.arange(n_q)[:, None] + n_k - n_q  # (n_q, 1): the new tokens' positions\n"
+    "    j = np.arange(n_k)[None, :]  # (1, n_k)\n"
+    "    return (j > p - w) & (j <= p)  # (n_q, n_k)",
+    cases=ALIGN_CASES,
+    reference=window_mask,
     mistakes=[
-        ("overflow", None),
-        ("no_rescale", lambda *args: tiled_forward(*args, rescale_acc=False, rescale_l=False)),
-        ("values_not_rescaled", lambda *args: tiled_forward(*args, rescale_acc=False)),
-        ("lse_without_max", lambda *args: tiled_forward(*args, max_in_L=False)),
+        ("window_top_left", lambda n_q, n_k, w: _window_loop(n_q, n_k, w, offset=False)),
+        ("window_off_by_one", lambda n_q, n_k, w: _window_loop(n_q, n_k, w, reach=1)),
+        ("window_not_causal", lambda n_q, n_k, w: _window_loop(n_q, n_k, w, causal=False)),
     ],
-    arg_names=("Q", "K", "V", "block_size"),
-    result_names=("output", "L"),
+    arg_names=("n_q", "n_k", "w"),
 )
 
 
-# ---- flash_merge: two halves of the keys, each with its output and L, merged ---------------
-def _merge_reference(output_a, L_a, output_b, L_b):
-    """The reference, written from the sums: l = exp(L_a) + exp(L_b), measured from the max."""
-    top = np.maximum(L_a, L_b)  # (n_q,)
-    share_a, share_b = np.exp(L_a - top), np.exp(L_b - top)  # each at most 1
-    total = share_a + share_b
-    output = (share_a[:, None] * output_a + share_b[:, None] * output_b) / total[:, None]
-    return output, top + np.log(total)
+# ---- window_count_alone: the count of the window without causality ---------------------------
+COUNT_NAMES = ("n", "w")
+_n, _w = sp.symbols(COUNT_NAMES, integer=True, positive=True)
+COUNT_ALONE = _n * (2 * _w - 1) - _w * (_w - 1)  # n >= w: 2 w - 1 per row, less the two edges
+COUNT_POINTS = [(10, 3), (7, 7), (100, 9), (5, 1), (12, 4), (40, 17)]
 
-
-def _merge_unweighted(output_a, L_a, output_b, L_b):
-    return (output_a + output_b) / 2, np.logaddexp(L_a, L_b)
-
-
-def _merge_l_added(output_a, L_a, output_b, L_b):
-    return _merge_reference(output_a, L_a, output_b, L_b)[0], L_a + L_b
-
-
-def _halves(Q, K, V, split):
-    """The output and L of each half of the keys, as two workers would return them."""
-    a = flash_attention(Q, K[:split], V[:split])
-    b = flash_attention(Q, K[split:], V[split:])
-    return (*a, *b)
-
-
-_rng = np.random.default_rng(932)
-_QM, _KM, _VM = (_rng.normal(size=s) for s in [(4, 3), (9, 3), (9, 2)])
-MERGE_CASES = [
-    _halves(_QM, _KM, _VM, 5),  # n_q = 4, keys 5 + 4, d_v = 2
-    _halves(ex.Q, ex.K, ex.V, 1),  # the worked example: {birds} and {eat, seeds}
-    # one query whose halves differ by more than 709 in L: exp(L) overflows unless the max
-    # is taken out first
-    _halves(_QM * 60, _KM * 60, _VM, 4),
-]
-
-FLASH_MERGE = Exercise(
-    id="flash_merge",
-    lesson="23_flash_attention",
-    kind="function",
-    answer="merge",
+WINDOW_COUNT_ALONE = Exercise(
+    id="window_count_alone",
+    lesson=LESSON,
+    kind="proof",
+    answer="count",
     hints=[
-        "exp(L_a) and exp(L_b) are the two halves' sums of exp(s_j); the whole row's sum is "
-        "their total.",
-        "Each half's output is its own weighted average: weight it by its share of the total, "
-        "exp(L_a - L).",
-        "L = np.logaddexp(L_a, L_b); output = np.exp(L_a - L)[:, None] * output_a + "
-        "np.exp(L_b - L)[:, None] * output_b.",
+        "Row i sees itself, min(i, w - 1) keys before it and min(n - 1 - i, w - 1) after it.",
+        "By symmetry the keys after add up to the same as the keys before. The keys before "
+        "are the causal count less the diagonal: sum over rows of min(i, w - 1).",
+        "Rows 0 .. w - 1 have i keys before; rows w .. n - 1 have w - 1. "
+        "before = sp.summation(i, (i, 0, w - 1)) + sp.summation(w - 1, (i, w, n - 1)); "
+        "count = n + 2 * before.",
     ],
-    solution="def merge(output_a, L_a, output_b, L_b):\n"
-    "    L = np.maximum(L_a, L_b) + np.log(\n"
-    "        np.exp(L_a - np.maximum(L_a, L_b)) + np.exp(L_b - np.maximum(L_a, L_b))\n"
-    "    )  # log(exp(L_a) + exp(L_b)), the larger one taken out; np.logaddexp does the same\n"
-    "    share_a = np.exp(L_a - L)[:, None]  # (n_q, 1), each half's share of the row's sum\n"
-    "    share_b = np.exp(L_b - L)[:, None]\n"
-    "    return share_a * output_a + share_b * output_b, L",
-    cases=MERGE_CASES,
-    reference=_merge_reference,
-    mistakes=[
-        ("overflow", None),
-        ("merge_unweighted", _merge_unweighted),
-        ("merge_l_added", _merge_l_added),
-    ],
-    arg_names=("output_a", "L_a", "output_b", "L_b"),
-    result_names=("output", "L"),
+    solution=(
+        'i = sp.Symbol("i", integer=True)\n'
+        "before = sp.summation(i, (i, 0, w - 1)) + sp.summation(w - 1, (i, w, n - 1))\n"
+        "count = sp.expand(n + 2 * before)  # 2 n w - n - w**2 + w = n (2 w - 1) - w (w - 1)"
+    ),
+    expected=COUNT_ALONE,
+    mistakes={
+        "window_count_no_edges": _n * (2 * _w - 1),
+        "window_off_by_one": _n * (2 * _w + 1) - _w * (_w + 1),
+        "window_count_causal": _n * _w - _w * (_w - 1) / 2,
+    },
+    cases=COUNT_POINTS,
+    arg_names=COUNT_NAMES,
 )
 
 
 # the exercises in the order of the notebook's check cells
 EXERCISES = (
-    FLASH_LSE_BY_HAND,
-    FLASH_BACKWARD,
-    FLASH_PREDICT_MEMORY,
-    FLASH_FIX_FORWARD,
-    FLASH_MERGE,
+    WINDOW_BY_HAND,
+    WINDOW_RING_DECODE,
+    WINDOW_RING_SLOTS,
+    WINDOW_FIX_ALIGNMENT,
+    WINDOW_COUNT_ALONE,
 )

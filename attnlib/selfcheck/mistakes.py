@@ -173,7 +173,7 @@ MISTAKES = {
         "the running sum of weighted values was not rescaled: when the max rises it must be "
         "multiplied by exp(m_old - m_new), exactly like the running sum l."
     ),
-    # lesson 23 (FlashAttention)
+    # lesson 24 (FlashAttention)
     "lse_without_max": (
         "L is the log of the whole row's sum, log sum_j exp(s_j); the running sum l was "
         "measured from the max m, so L = m + log(l), not log(l)."
@@ -202,7 +202,7 @@ MISTAKES = {
         "log-sum-exps do not add: the sums add, so L = log(exp(L_a) + exp(L_b)), computed "
         "from the larger one out, max + log(exp(L_a - max) + exp(L_b - max))."
     ),
-    # lesson 94 (sliding-window attention)
+    # lesson 23 (sliding-window attention)
     "window_off_by_one": (
         "the window holds one key too many: with a window of w, query i sees w keys, its own "
         "and the w - 1 before it (i - w < j <= i); without causality |i - j| < w, not <= w."
@@ -241,7 +241,7 @@ MISTAKES = {
         "that is the causal window's count, keys i - w + 1 .. i; the window alone also counts "
         "the keys after the query, |i - j| < w."
     ),
-    # lesson 95 (a tiny GPT)
+    # lesson 25 (a tiny GPT)
     "ce_sign": (
         "the loss is -log p_t, a positive number: log of a probability is negative, so keep "
         "the minus sign."

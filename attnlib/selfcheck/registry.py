@@ -39,9 +39,9 @@ LESSONS = (
     "20_checking_against_a_framework",
     "21_decoding_with_a_kv_cache",
     "22_grouped_query_attention",
-    "23_flash_attention",
-    "94_sliding_window_attention",
-    "95_tiny_gpt",
+    "23_sliding_window_attention",
+    "24_flash_attention",
+    "25_tiny_gpt",
 )
 
 

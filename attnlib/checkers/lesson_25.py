@@ -1,4 +1,4 @@
-"""Checkers for lesson 95, a tiny GPT assembled and trained in numpy.
+"""Checkers for lesson 25, a tiny GPT assembled and trained in numpy.
 
 Ids: ``gpt_cross_entropy_by_hand`` (by hand: the loss and its gradient for one row of
 logits), ``gpt_layer_norm_backward`` (write layer norm's backward pass),
@@ -14,7 +14,7 @@ from ..block import layer_norm_backward
 from ..gpt import cross_entropy, cross_entropy_backward
 from ..selfcheck.exercise import Exercise
 
-LESSON = "95_tiny_gpt"
+LESSON = "25_tiny_gpt"
 
 # ---- gpt_cross_entropy_by_hand: logits (0, log 2, log 5), the next token is 1 ----------------
 Z = np.log(np.array([1.0, 2.0, 5.0]))  # (vocab,) = (3,): exp gives 1, 2, 5, which sum to 8
