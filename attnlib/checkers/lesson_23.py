@@ -263,6 +263,7 @@ WINDOW_COUNT_ALONE = Exercise(
         "count = n + 2 * before.",
     ],
     solution=(
+        'n, w = sp.symbols("n w", integer=True, positive=True)  # as in the exercise cell\n'
         'i = sp.Symbol("i", integer=True)\n'
         "before = sp.summation(i, (i, 0, w - 1)) + sp.summation(w - 1, (i, w, n - 1))\n"
         "count = sp.expand(n + 2 * before)  # 2 n w - n - w**2 + w = n (2 w - 1) - w (w - 1)"
