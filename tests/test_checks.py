@@ -543,6 +543,15 @@ OTHER = [
         "wrong",
         "differs",
     ),
+    # Q / scale (divided, and without sqrt(d_k)): neither named slip; at scale = 1.0 it equals
+    # multiplying by scale ("scale_twice"), so the first case that can tell them apart
+    # must come before scale = 1.0
+    (
+        "attention_like_torch",
+        lambda Q, K, V, scale=None: attnlib.attention(Q if scale is None else Q / scale, K, V)[0],
+        "wrong",
+        "differs",
+    ),
     # an option that is not one, or another wrong option
     ("scaling_predict", "bigger", "wrong", "not one of the options: 'larger', 'smaller'"),
     ("softmax_predict_key_shift", 3, "wrong", "not one of the options"),

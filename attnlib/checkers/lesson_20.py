@@ -60,7 +60,9 @@ _Q34, _K54, _V52 = (_rng.normal(size=s) for s in [(3, 4), (5, 4), (5, 2)])
 _Q4, _K4, _V4 = (_rng.normal(size=s) for s in [(2, 3, 3, 4), (2, 3, 5, 4), (2, 3, 5, 2)])
 LIKE_TORCH_CASES = [
     (_Q34, _K54, _V52, None),  # the default: 1 / sqrt(d_k)
-    (_Q34, _K54, _V52, 1.0),  # a model that folded the factor into W_Q
+    # a scale above 1 / sqrt(d_k); not 1.0, where dividing Q by the scale equals multiplying
+    # it ("scale_twice") and the first input that matches a slip names it
+    (_Q34, _K54, _V52, 2.0),
     (_Q34, _K54, _V52, 0.25),
     (_Q4, _K4, _V4, 0.5),  # (batch, heads, n, d)
 ]
