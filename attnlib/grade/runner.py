@@ -45,6 +45,8 @@ import time
 PR_SET_CHILD_SUBREAPER = 36
 PR_SET_PDEATHSIG = 1
 STARTUP_TIMEOUT = 60.0  # seconds for the kernel to answer its first request
+RESEND = 0.5  # seconds before kernel_info is asked again (when no iopub_welcome came)
+POLL = 0.1  # seconds at most between two looks at whether the kernel died
 ANSWER_MIME = "application/vnd.attnlib.answer+json"
 
 
@@ -217,28 +219,35 @@ def _wait_for_cell(client, kernel, code, deadline, limits, answers):
 
 
 def wait_for_ready(client, kernel):
-    """Ask for kernel_info until the kernel answers on both channels (or dies, or is late).
+    """Ask for kernel_info until the kernel answers on iopub (or dies, or is late).
 
-    iopub is connected once it relays the request's "idle" status; earlier requests may
-    be lost to ZeroMQ's late subscriber, so they are sent again.
+    iopub is connected once it relays a request's "idle" status. A request sent before
+    this process's subscription reached the kernel has its status lost (ZeroMQ's late
+    subscriber), so the request is sent again: at once when the kernel announces the
+    subscription (its ``iopub_welcome`` message, ipykernel 7), else every
+    :data:`RESEND` seconds. Every wait blocks on the socket (no sleep), and looks at the
+    kernel's process at least every :data:`POLL` seconds.
     """
     deadline = time.monotonic() + STARTUP_TIMEOUT
+    msg_id, resend = None, 0.0
     while time.monotonic() < deadline:
         if kernel.poll() is not None:
             raise Stop("start")
-        msg_id = client.kernel_info()
-        until = time.monotonic() + 0.5
-        while time.monotonic() < until:
-            try:
-                msg = client.get_iopub_msg(timeout=max(0.0, until - time.monotonic()))
-            except queue.Empty:
-                break
-            if (
-                msg.get("parent_header", {}).get("msg_id") == msg_id
-                and msg["msg_type"] == "status"
-                and msg["content"].get("execution_state") == "idle"
-            ):
-                return
+        now = time.monotonic()
+        if now >= resend:
+            msg_id, resend = client.kernel_info(), now + RESEND
+        try:
+            msg = client.get_iopub_msg(timeout=max(0.0, min(POLL, resend - now)))
+        except queue.Empty:
+            continue
+        if msg["msg_type"] == "iopub_welcome":
+            resend = 0.0  # subscribed now: the next request's status cannot be lost
+        elif (
+            msg.get("parent_header", {}).get("msg_id") == msg_id
+            and msg["msg_type"] == "status"
+            and msg["content"].get("execution_state") == "idle"
+        ):
+            return
     raise Stop("start")
 
 
