@@ -1,8 +1,10 @@
 """Run one notebook's code cells in a fresh kernel, then leave no process behind.
 
 This file is run by the grader as its own program (``python -I runner.py``), one per
-notebook, so it imports only the standard library and ``jupyter_client``; never attnlib,
-never anything a student's code could have touched. It reads a job as JSON on stdin::
+notebook, so it imports only the standard library and ``zmq`` (pyzmq, which the kernel
+uses too); never attnlib, never anything a student's code could have touched. It speaks
+the few messages of the Jupyter protocol it needs itself (:class:`Client`): importing
+``jupyter_client`` cost every notebook about 0.1 s of CPU. It reads a job as JSON on stdin::
 
     {"cells": [source, ...],                 code cells, outputs already dropped
      "cell_timeout": 30, "budget": 120,      seconds per cell / for all cells
@@ -30,6 +32,8 @@ fork) is re-parented here and killed too.
 """
 
 import ctypes
+import hashlib
+import hmac
 import json
 import os
 import queue
@@ -41,11 +45,22 @@ import subprocess
 import sys
 import tempfile
 import time
+import uuid
+from datetime import datetime, timezone
 
 PR_SET_CHILD_SUBREAPER = 36
 PR_SET_PDEATHSIG = 1
 STARTUP_TIMEOUT = 60.0  # seconds for the kernel to answer its first request
+RESEND = 0.5  # seconds before kernel_info is asked again (when no iopub_welcome came)
+POLL = 0.1  # seconds at most between two looks at whether the kernel died
 ANSWER_MIME = "application/vnd.attnlib.answer+json"
+# ipykernel_launcher without the debugger: ipykernel imports debugpy (pydevd) at every
+# start when it can, about 0.2 s of each notebook's CPU, for a debugger no graded notebook
+# uses; None in sys.modules makes that import fail, so the kernel starts without it
+KERNEL_LAUNCH = (
+    "import sys; sys.modules['debugpy'] = None; "
+    "from ipykernel import kernelapp; kernelapp.launch_new_instance()"
+)
 
 
 def become_subreaper():
@@ -100,6 +115,111 @@ def kill_uid(uid):
                 pass
         time.sleep(0.05)
     return killed
+
+
+DELIMITER = b"<IDS|MSG>"
+PROTOCOL = "5.3"
+
+
+class Client:
+    """The kernel's shell and iopub channels, as much as the runner uses of them.
+
+    Messages are signed with the connection's key (HMAC-SHA256) as the Jupyter protocol
+    says; what arrives on iopub unsigned or malformed comes back with ``msg_type`` None
+    and its frames as ``buffers`` (so it still counts against the output cap). ``get_iopub_msg``
+    returns ``{"msg_type", "header", "parent_header", "metadata", "content", "buffers"}``
+    and raises :class:`queue.Empty` after ``timeout`` seconds, blocking on the socket.
+    Shell replies are never read: iopub carries everything the runner waits for.
+    """
+
+    def __init__(self, info):
+        import zmq
+
+        self._zmq = zmq
+        self.key = info["key"].encode()
+        self.session = uuid.uuid4().hex
+        self.context = zmq.Context()
+
+        def url(port):
+            if info["transport"] == "ipc":
+                return f"ipc://{info['ip']}-{info[port]}"
+            return f"tcp://{info['ip']}:{info[port]}"
+
+        self.shell = self.context.socket(zmq.DEALER)
+        self.iopub = self.context.socket(zmq.SUB)
+        for sock in (self.shell, self.iopub):
+            sock.linger = 0
+            sock.setsockopt(zmq.RECONNECT_IVL, 10)  # ms: the kernel binds ~0.3 s after start
+        self.shell.setsockopt(zmq.IDENTITY, self.session.encode())
+        self.iopub.setsockopt(zmq.SUBSCRIBE, b"")
+        self.shell.connect(url("shell_port"))
+        self.iopub.connect(url("iopub_port"))
+
+    def _sign(self, parts):
+        mac = hmac.new(self.key, digestmod=hashlib.sha256)
+        for part in parts:
+            mac.update(part)
+        return mac.hexdigest().encode()
+
+    def _send(self, msg_type, content):
+        header = {
+            "msg_id": uuid.uuid4().hex,
+            "msg_type": msg_type,
+            "username": "grader",
+            "session": self.session,
+            "date": datetime.now(timezone.utc).isoformat(),
+            "version": PROTOCOL,
+        }
+        parts = [json.dumps(x).encode() for x in (header, {}, {}, content)]
+        self.shell.send_multipart([DELIMITER, self._sign(parts), *parts])
+        return header["msg_id"]
+
+    def kernel_info(self):
+        return self._send("kernel_info_request", {})
+
+    def execute(self, code, store_history=True, allow_stdin=False):
+        content = {
+            "code": code,
+            "silent": False,
+            "store_history": store_history,
+            "user_expressions": {},
+            "allow_stdin": allow_stdin,
+            "stop_on_error": True,
+        }
+        return self._send("execute_request", content)
+
+    def get_iopub_msg(self, timeout):
+        end = time.monotonic() + timeout
+        while True:
+            left = max(0.0, end - time.monotonic())
+            if not self.iopub.poll(int(left * 1000) + (left > 0)):
+                raise queue.Empty
+            frames = self.iopub.recv_multipart(copy=True)
+            try:
+                at = frames.index(DELIMITER)
+                signature, parts = frames[at + 1], frames[at + 2 : at + 6]
+                if len(parts) != 4 or not hmac.compare_digest(signature, self._sign(parts)):
+                    raise ValueError("not signed with the key")
+                header, parent, metadata, content = (json.loads(p) for p in parts)
+                if not all(isinstance(x, dict) for x in (header, parent, metadata, content)):
+                    raise ValueError("not a message")
+            except (ValueError, IndexError, RecursionError):
+                # not a message of the protocol: nothing in it counts but its size
+                empty = {"header": {}, "parent_header": {}, "metadata": {}, "content": {}}
+                return {"msg_type": None, **empty, "buffers": frames}
+            return {
+                "msg_type": header.get("msg_type"),
+                "header": header,
+                "parent_header": parent,
+                "metadata": metadata,
+                "content": content,
+                "buffers": frames[at + 6 :],
+            }
+
+    def stop_channels(self):
+        self.shell.close(linger=0)
+        self.iopub.close(linger=0)
+        self.context.term()
 
 
 def children(pid):
@@ -217,28 +337,35 @@ def _wait_for_cell(client, kernel, code, deadline, limits, answers):
 
 
 def wait_for_ready(client, kernel):
-    """Ask for kernel_info until the kernel answers on both channels (or dies, or is late).
+    """Ask for kernel_info until the kernel answers on iopub (or dies, or is late).
 
-    iopub is connected once it relays the request's "idle" status; earlier requests may
-    be lost to ZeroMQ's late subscriber, so they are sent again.
+    iopub is connected once it relays a request's "idle" status. A request sent before
+    this process's subscription reached the kernel has its status lost (ZeroMQ's late
+    subscriber), so the request is sent again: at once when the kernel announces the
+    subscription (its ``iopub_welcome`` message, ipykernel 7), else every
+    :data:`RESEND` seconds. Every wait blocks on the socket (no sleep), and looks at the
+    kernel's process at least every :data:`POLL` seconds.
     """
     deadline = time.monotonic() + STARTUP_TIMEOUT
+    msg_id, resend = None, 0.0
     while time.monotonic() < deadline:
         if kernel.poll() is not None:
             raise Stop("start")
-        msg_id = client.kernel_info()
-        until = time.monotonic() + 0.5
-        while time.monotonic() < until:
-            try:
-                msg = client.get_iopub_msg(timeout=max(0.0, until - time.monotonic()))
-            except queue.Empty:
-                break
-            if (
-                msg.get("parent_header", {}).get("msg_id") == msg_id
-                and msg["msg_type"] == "status"
-                and msg["content"].get("execution_state") == "idle"
-            ):
-                return
+        now = time.monotonic()
+        if now >= resend:
+            msg_id, resend = client.kernel_info(), now + RESEND
+        try:
+            msg = client.get_iopub_msg(timeout=max(0.0, min(POLL, resend - now)))
+        except queue.Empty:
+            continue
+        if msg["msg_type"] == "iopub_welcome":
+            resend = 0.0  # subscribed now: the next request's status cannot be lost
+        elif (
+            msg.get("parent_header", {}).get("msg_id") == msg_id
+            and msg["msg_type"] == "status"
+            and msg["content"].get("execution_state") == "idle"
+        ):
+            return
     raise Stop("start")
 
 
@@ -282,7 +409,7 @@ def ipc_connection(folder, inside, uid):
 def start_kernel(job, private):
     """Start the kernel (in bubblewrap when ``job["sandbox"]``); (process, client info)."""
     box = job.get("sandbox")
-    kernel_args = ["-m", "ipykernel_launcher", "--HistoryManager.enabled=False"]
+    kernel_args = ["-c", KERNEL_LAUNCH, "--HistoryManager.enabled=False"]
     if box is None:  # the fallback: a kernel of this user, in this folder
         path, info = tcp_connection(private)
         home = os.path.join(private, "home")
@@ -331,11 +458,7 @@ def run(job):
     result = {"answers": {}, "cell_errors": [], "stop": None, "killed": 0}
     private = tempfile.mkdtemp(prefix="attnlib-kernel-", dir=job.get("private"))
     kernel, info = start_kernel(job, private)
-    from jupyter_client import BlockingKernelClient  # imported while the kernel starts
-
-    client = BlockingKernelClient()
-    client.load_connection_info(info)
-    client.start_channels(hb=False)
+    client = Client(info)  # zmq is imported while the kernel starts
     limits = {"output": job["output_cap"], "cell_timeout": job["cell_timeout"]}
     limits["cell_seconds"] = 0.0
     index = -1
