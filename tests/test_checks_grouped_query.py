@@ -33,6 +33,7 @@ def cycled(K, n_heads):
 
 
 PER_SEQUENCE = 2 * 80 * 4096 * 8 * 128 * 2 / 2**30
+LAYERS, HEADS, D_HEAD, D_C, D_ROPE = 40, 32, 128, 256, 32  # exercise 6's model
 
 
 @pytest.mark.parametrize(
@@ -45,6 +46,8 @@ PER_SEQUENCE = 2 * 80 * 4096 * 8 * 128 * 2 / 2**30
         ("gqa_fix_repeat", repeat_kv_loop),
         ("gqa_batch", (32, 4)),
         ("gqa_batch", (int(40 // PER_SEQUENCE), int(40 // (8 * PER_SEQUENCE)))),
+        ("mla_cache", ((D_C + D_ROPE) * LAYERS, 2 * HEADS * D_HEAD * LAYERS)),
+        ("mla_cache", (11520.0, 327680.0)),
     ],
 )
 def test_right_answers_pass(exercise_id, answer):
@@ -65,6 +68,13 @@ def test_right_answers_pass(exercise_id, answer):
         ("gqa_fix_repeat", cycled, "gqa_cycled"),
         ("gqa_batch", (64, 4), "kv_cache_no_two"),
         ("gqa_batch", (32, 8), "kv_cache_no_two"),
+        ("mla_cache", (D_C * LAYERS, 2 * HEADS * D_HEAD * LAYERS), "mla_no_rope"),
+        (
+            "mla_cache",
+            ((2 * D_C + D_ROPE) * LAYERS, 2 * HEADS * D_HEAD * LAYERS),
+            "mla_latent_twice",
+        ),
+        ("mla_cache", ((D_C + D_ROPE) * LAYERS, HEADS * D_HEAD * LAYERS), "kv_cache_no_two"),
     ],
 )
 def test_named_mistakes_are_recognised(exercise_id, answer, code):
@@ -79,6 +89,7 @@ def test_named_mistakes_are_recognised(exercise_id, answer, code):
         ("gqa_predict_weights", ...),
         ("gqa_fix_repeat", lambda K, n_heads: ...),
         ("gqa_batch", (..., ...)),
+        ("mla_cache", (..., ...)),
     ],
 )
 def test_unfilled_cells_are_not_attempted(exercise_id, answer):
@@ -90,3 +101,15 @@ def test_an_unnamed_slip_is_wrong_without_a_code():
     assert (feedback.status, feedback.mistake) == ("wrong", None), feedback.message
     feedback = verdict("gqa_batch", (33, 4))
     assert (feedback.status, feedback.mistake) == ("wrong", None), feedback.message
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [
+        (D_C + D_ROPE, 2 * HEADS * D_HEAD),  # one layer only
+        ((D_C + D_ROPE) * LAYERS, (D_C + D_ROPE) * LAYERS),  # both caches the same
+        (2 * HEADS * D_HEAD * LAYERS, (D_C + D_ROPE) * LAYERS),  # the two swapped
+    ],
+)
+def test_other_wrong_cache_counts_are_wrong(answer):
+    assert verdict("mla_cache", answer).status == "wrong"

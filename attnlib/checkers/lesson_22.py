@@ -4,7 +4,9 @@ Ids: ``gqa_by_hand`` (by hand: the key-value head each of 8 query heads reads wh
 2), ``gqa_decode_step`` (write one decoding step: every query head over its group's cache),
 ``gqa_predict_weights`` (predict then check: do the heads of multi-query attention share their
 weights?), ``gqa_fix_repeat`` (find the bug: key-value heads repeated in cycled order),
-``gqa_batch`` (transfer: how many sequences' caches fit in memory with and without sharing).
+``gqa_batch`` (transfer: how many sequences' caches fit in memory with and without sharing),
+``mla_cache`` (transfer: the cache per token of multi-head latent attention against multi-head
+attention).
 Expected answers come from ``attnlib.core``; the mistakes are written out here.
 """
 
@@ -183,6 +185,40 @@ GQA_BATCH = Exercise(
 )
 
 
+# ---- mla_cache: numbers cached per token, latent against multi-head ---------------------------
+MLA_LAYERS, MLA_HEADS, MLA_D_HEAD, MLA_D_C, MLA_D_ROPE = 40, 32, 128, 256, 32
+
+
+def _mla_numbers(latents=1, rope=True):
+    return (latents * MLA_D_C + (MLA_D_ROPE if rope else 0)) * MLA_LAYERS
+
+
+def _mha_numbers(keys_and_values=2):
+    return keys_and_values * MLA_HEADS * MLA_D_HEAD * MLA_LAYERS
+
+
+MLA_CACHE = Exercise(
+    id="mla_cache",
+    lesson=LESSON,
+    kind="tuple",
+    answer="(mla, mha)",
+    hints=[
+        "Per token and layer, multi-head latent attention caches d_c + d_rope numbers; "
+        "multi-head attention caches 2 n_heads d_head. Then multiply by the layers.",
+        "mla = (256 + 32) x 40; mha = 2 x 32 x 128 x 40.",
+    ],
+    solution=lambda: (
+        f"mla = {_mla_numbers()}  # (256 + 32) * 40\nmha = {_mha_numbers()}  # 2 * 32 * 128 * 40"
+    ),
+    expected=(_mla_numbers(), _mha_numbers()),
+    mistakes={
+        0: {"mla_no_rope": _mla_numbers(rope=False), "mla_latent_twice": _mla_numbers(latents=2)},
+        1: {"kv_cache_no_two": _mha_numbers(keys_and_values=1)},
+    },
+    names=("mla", "mha"),
+)
+
+
 # the exercises in the order of the notebook's check cells
 EXERCISES = (
     GQA_BY_HAND,
@@ -190,4 +226,5 @@ EXERCISES = (
     GQA_PREDICT_WEIGHTS,
     GQA_FIX_REPEAT,
     GQA_BATCH,
+    MLA_CACHE,
 )

@@ -644,4 +644,12 @@ MISTAKES = {
         "only the keys and values are shared: each query head has its own columns of W_Q, so "
         "its own queries and its own scores against the shared keys."
     ),
+    "mla_no_rope": (
+        "the rotary key was left out: rotary positions stop W_UK being absorbed, so each token "
+        "also caches a small turned key of width d_rope, beside its latent row of width d_c."
+    ),
+    "mla_latent_twice": (
+        "the latent row was counted twice: keys and values are both rebuilt from the same row c "
+        "(K = C W_UK, V = C W_UV), so it is cached once, d_c + d_rope per token and layer."
+    ),
 }
