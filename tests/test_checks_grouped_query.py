@@ -75,6 +75,8 @@ def test_right_answers_pass(exercise_id, answer):
             "mla_latent_twice",
         ),
         ("mla_cache", ((D_C + D_ROPE) * LAYERS, HEADS * D_HEAD * LAYERS), "kv_cache_no_two"),
+        ("mla_cache", (D_C + D_ROPE, 2 * HEADS * D_HEAD * LAYERS), "cache_one_layer"),
+        ("mla_cache", ((D_C + D_ROPE) * LAYERS, 2 * HEADS * D_HEAD), "cache_one_layer"),
     ],
 )
 def test_named_mistakes_are_recognised(exercise_id, answer, code):

@@ -189,12 +189,12 @@ GQA_BATCH = Exercise(
 MLA_LAYERS, MLA_HEADS, MLA_D_HEAD, MLA_D_C, MLA_D_ROPE = 40, 32, 128, 256, 32
 
 
-def _mla_numbers(latents=1, rope=True):
-    return (latents * MLA_D_C + (MLA_D_ROPE if rope else 0)) * MLA_LAYERS
+def _mla_numbers(latents=1, rope=True, layers=MLA_LAYERS):
+    return (latents * MLA_D_C + (MLA_D_ROPE if rope else 0)) * layers
 
 
-def _mha_numbers(keys_and_values=2):
-    return keys_and_values * MLA_HEADS * MLA_D_HEAD * MLA_LAYERS
+def _mha_numbers(keys_and_values=2, layers=MLA_LAYERS):
+    return keys_and_values * MLA_HEADS * MLA_D_HEAD * layers
 
 
 MLA_CACHE = Exercise(
@@ -212,8 +212,15 @@ MLA_CACHE = Exercise(
     ),
     expected=(_mla_numbers(), _mha_numbers()),
     mistakes={
-        0: {"mla_no_rope": _mla_numbers(rope=False), "mla_latent_twice": _mla_numbers(latents=2)},
-        1: {"kv_cache_no_two": _mha_numbers(keys_and_values=1)},
+        0: {
+            "mla_no_rope": _mla_numbers(rope=False),
+            "mla_latent_twice": _mla_numbers(latents=2),
+            "cache_one_layer": _mla_numbers(layers=1),
+        },
+        1: {
+            "kv_cache_no_two": _mha_numbers(keys_and_values=1),
+            "cache_one_layer": _mha_numbers(layers=1),
+        },
     },
     names=("mla", "mha"),
 )

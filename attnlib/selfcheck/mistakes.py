@@ -648,6 +648,10 @@ MISTAKES = {
         "the rotary key was left out: rotary positions stop W_UK being absorbed, so each token "
         "also caches a small turned key of width d_rope, beside its latent row of width d_c."
     ),
+    "cache_one_layer": (
+        "that is the cache of one layer: every layer keeps its own, so multiply by the number "
+        "of layers for the whole model."
+    ),
     "mla_latent_twice": (
         "the latent row was counted twice: keys and values are both rebuilt from the same row c "
         "(K = C W_UK, V = C W_UV), so it is cached once, d_c + d_rope per token and layer."
