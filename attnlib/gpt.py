@@ -23,7 +23,7 @@ import numpy as np
 
 from ._checks import whole_number
 from .block import _gelu, _layer_norm, _layer_norm_backward, _mlp_backward, init_block
-from .core import _attend
+from .core import _attend, _exp_normalise
 from .grad import _backward
 from .heads import _merge, _split
 from .rotary import _angles, _rotate
@@ -171,8 +171,8 @@ def _forward(params, tokens):
 
 
 def _softmax(logits):
-    e = np.exp(logits - logits.max(axis=-1, keepdims=True))  # subtract the max: exp overflows
-    return e / e.sum(axis=-1, keepdims=True)
+    """softmax along the vocabulary, the course's own (attnlib.core), on a copy."""
+    return _exp_normalise(logits.copy(), logits.max(axis=-1, keepdims=True))  # (B, n, vocab)
 
 
 def _check_targets(logits, targets, scored, where):
