@@ -346,7 +346,8 @@ def cmd_progress(args):
     try:
         paths = args.paths or default_paths()
         print(f"checking your notebooks in {', '.join(paths)} ...", file=sys.stderr, flush=True)
-        report = grade.grade(paths, jobs=args.jobs)
+        # a learner's save during the run (autosave) is theirs: never written back
+        report = grade.grade(paths, jobs=args.jobs, restore_changed=False)
     except grade.GraderError as err:
         print(f"attnlib progress: {err}", file=sys.stderr)
         return 2

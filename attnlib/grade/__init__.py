@@ -359,6 +359,7 @@ def grade(
     resume=None,
     data_files=(),
     shard=None,
+    restore_changed=True,
 ):
     """Grade every notebook under ``paths``; return the report as a dict.
 
@@ -366,7 +367,12 @@ def grade(
     JSON lines); ``registry`` defaults to the course's. ``sandbox=False`` grades without
     one (for measuring its cost); ``require_sandbox`` raises when none can be made.
     ``resume`` names a JSON-lines file of an earlier run. ``shard=(i, N)`` grades the
-    folders of shard ``i`` of ``N`` only (:mod:`attnlib.grade.shard`). Raises
+    folders of shard ``i`` of ``N`` only (:mod:`attnlib.grade.shard`). A notebook that
+    changed during the run is written back from the grader's snapshot only without a
+    sandbox (a kernel could have written it) and only when ``restore_changed``: in the
+    sandbox no kernel can reach it, so the change is its owner's save (JupyterLab's
+    autosave while ``attnlib progress`` runs) and is kept, as ``attnlib progress`` always
+    keeps it. Raises
     :class:`GraderError` when the grader cannot run or the installed package changed.
     """
     from . import sandbox as sb
@@ -421,6 +427,7 @@ def grade(
             data_files,
             run,
             known,
+            restore_changed and box is None,
         )
     finally:
         shutil.rmtree(package_folder, ignore_errors=True)
@@ -446,6 +453,7 @@ def _grade(
     data_files,
     run,
     known,
+    restore_changed,
 ):
     files, extras, reasons = snapshot(groups, data_files)
     limits["data_files"] = extras
@@ -519,7 +527,7 @@ def _grade(
                     on_result(result, done, len(notebooks))
     finally:
         sweep(known)
-        tampered = restore(files)
+        tampered = restore(files) if restore_changed else []
     if touched:
         raise GraderError(
             "the installed course package (attnlib) changed while grading "

@@ -334,3 +334,54 @@ def test_a_course_and_venv_under_tmp_are_mounted_over_the_private_tmp(monkeypatc
     tmpfs = next(i for i, (a, b, _) in enumerate(pairs) if (a, b) == ("--tmpfs", "/tmp"))
     binds = [i for i, (a, _, c) in enumerate(pairs) if a == "--ro-bind" and c.startswith("/tmp/")]
     assert binds and all(i > tmpfs for i in binds)  # the venv and the package land on top
+
+
+# ---- a save by the notebook's owner during the run is kept, where no kernel could write ------
+
+
+def _grade_while_the_owner_saves(tmp_path, **options):
+    """Grade one solved notebook; when it is done (before the run ends) its owner saves a
+    newer version, as JupyterLab's autosave does. Return (report, the file's bytes after)."""
+    from attnlib import grade
+
+    path = write(tmp_path / "alice" / NB, solved())
+    newer = path.read_bytes().replace(b'"cells"', b'"cells" ', 1)  # the owner's save
+
+    def owner_saves(result, done, total):
+        path.write_bytes(newer)
+
+    report = grade.grade([str(path.parent)], on_result=owner_saves, **options)
+    return report, path.read_bytes() == newer
+
+
+@needs_sandbox
+def test_in_the_sandbox_a_save_during_grading_is_kept(tmp_path):
+    report, kept = _grade_while_the_owner_saves(tmp_path, require_sandbox=True)
+    assert report["sandbox"] and report["all_passed"]
+    assert kept and report["tampered"] == []
+
+
+def test_attnlib_progress_keeps_a_save_during_grading_even_without_a_sandbox(tmp_path):
+    report, kept = _grade_while_the_owner_saves(tmp_path, sandbox=False, restore_changed=False)
+    assert kept and report["tampered"] == []
+
+
+def test_without_a_sandbox_a_class_run_writes_back_what_changed(tmp_path):
+    # a kernel could have written it: the grader's snapshot is what was handed in
+    report, kept = _grade_while_the_owner_saves(tmp_path, sandbox=False)
+    assert not kept and report["tampered"] == [str(tmp_path / "alice" / NB)]
+
+
+def test_attnlib_progress_asks_the_grader_to_keep_saves(tmp_path, monkeypatch, capsys):
+    from attnlib import grade
+
+    real, seen = grade.grade, {}
+
+    def recording(paths, **options):
+        seen.update(options)
+        return real(paths, **options)
+
+    monkeypatch.setattr(grade, "grade", recording)
+    write(tmp_path / "alice" / NB, solved())
+    main(["progress", str(tmp_path / "alice")])
+    assert seen.get("restore_changed") is False
