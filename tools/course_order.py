@@ -23,6 +23,7 @@ ORDER = (
     "the_whole_formula",
     # part two: ideas before machinery
     "why_sqrt_dk",
+    "saturation",
     "masking",
     "masks_in_practice",
     "attention_without_weights",
