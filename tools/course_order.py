@@ -29,6 +29,7 @@ ORDER = (
     "attention_without_weights",
     "order_and_positions",
     "rotary_positions",
+    "rotary_in_practice",
     "multi_head_and_cross_attention",
     "transformer_block",
     "gradients",
