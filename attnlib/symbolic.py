@@ -19,8 +19,18 @@ from . import example as _example
 d_k = sp.Symbol("d_k", positive=True, integer=True)
 
 
-def matrix(name, n_rows, n_cols):
-    """A matrix of symbols ``name_ij``, indexed from 1 as in a textbook.
+def matrix(name, n_rows, n_cols, start=1):
+    """A matrix of symbols ``name_ij``, indexed from 1 as in a textbook, or from ``start``.
+
+    Parameters
+    ----------
+    name : str
+        The letter of the entries.
+    n_rows, n_cols : int
+        The shape.
+    start : int, optional
+        The index of the first row and column: 1 (the default, as in a textbook) or 0, for a
+        lesson that counts from 0 as numpy does.
 
     Examples
     --------
@@ -28,8 +38,14 @@ def matrix(name, n_rows, n_cols):
     Matrix([
     [x_11, x_12],
     [x_21, x_22]])
+    >>> matrix("q", 1, 3, start=0)
+    Matrix([[q_00, q_01, q_02]])
     """
-    return sp.Matrix(n_rows, n_cols, lambda i, j: sp.Symbol(f"{name}_{i + 1}{j + 1}", real=True))
+    if start not in (0, 1):
+        raise ValueError(f"matrix: start must be 0 or 1, got {start!r}.")
+    return sp.Matrix(
+        n_rows, n_cols, lambda i, j: sp.Symbol(f"{name}_{i + start}{j + start}", real=True)
+    )
 
 
 def project(X, W):

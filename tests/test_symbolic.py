@@ -1,6 +1,7 @@
 """The sympy steps agree with numpy, exactly where they should."""
 
 import numpy as np
+import pytest
 import sympy as sp
 
 import attnlib
@@ -56,3 +57,10 @@ def test_symbolic_attention_matches_numpy_on_unequal_shapes():
     Q, K, V = (rng.integers(-3, 4, size=s) for s in [(3, 4), (5, 4), (5, 2)])
     exact = symbolic.attention(sp.Matrix(Q), sp.Matrix(K), sp.Matrix(V))
     np.testing.assert_allclose(symbolic.to_numpy(exact), attnlib.attention(Q, K, V)[0], rtol=1e-12)
+
+
+def test_matrix_counts_from_zero_or_one_only():
+    assert str(symbolic.matrix("q", 2, 3, start=0)[1, 2]) == "q_12"
+    assert str(symbolic.matrix("q", 2, 3)[1, 2]) == "q_23"
+    with pytest.raises(ValueError, match=r"matrix: start must be 0 or 1, got 2\."):
+        symbolic.matrix("q", 2, 2, start=2)
