@@ -39,6 +39,7 @@ ORDER = (
     "checking_against_a_framework",
     "decoding_with_a_kv_cache",
     "grouped_query_attention",
+    "latent_attention",
     "sliding_window_attention",
     "flash_attention",
     "tiny_gpt",
