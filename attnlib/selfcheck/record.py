@@ -23,7 +23,8 @@ only records the data and sends it to the grader, who judges it in its own proce
 'expected a function (def ...), got a list.'
 
 While grading, :func:`send` publishes ``{"exercise": id, "data": wire text}`` as a
-display message of type :data:`MIME`; the grader's runner collects it.
+display message of type :data:`MIME` on the kernel's iopub channel (a capture of the
+cell's output does not stop it); the grader's runner collects it.
 """
 
 import numpy as np
@@ -84,8 +85,33 @@ def answer_data(kind, cases, arg_names, answer, seconds=None):
 
 
 def send(exercise_id, data):
-    """Publish one answer for the grader (a display message of type :data:`MIME`)."""
-    from IPython.display import publish_display_data
+    """Publish one answer for the grader (a display message of type :data:`MIME`).
 
+    The message goes straight to the kernel's iopub channel, past the shell's display
+    publisher: inside ``%%capture`` or ``capture_output()`` that publisher is the
+    capture's, which would keep the answer from the grader (the learner saw ✓ in
+    self-study, the grader would record "not attempted"). Outside a kernel (a plain
+    IPython) it falls back to ``publish_display_data``.
+    """
     payload = {"exercise": str(exercise_id), "data": wire.encode(data)}
-    publish_display_data({MIME: payload, "text/plain": f"· {exercise_id}: answer recorded"})
+    bundle = {MIME: payload, "text/plain": f"· {exercise_id}: answer recorded"}
+    kernel = _kernel()
+    if kernel is None:
+        from IPython.display import publish_display_data
+
+        publish_display_data(bundle)
+        return
+    content = {"data": bundle, "metadata": {}, "transient": {}}
+    parent = kernel.get_parent("shell")  # the cell being run: its output area shows the line
+    kernel.session.send(kernel.iopub_socket, "display_data", content, parent, ident=b"display_data")
+
+
+def _kernel():
+    """The running ipykernel (with its session and iopub socket), or None."""
+    try:
+        from IPython import get_ipython
+    except ImportError:
+        return None
+    kernel = getattr(get_ipython(), "kernel", None)
+    needed = ("session", "iopub_socket", "get_parent")
+    return kernel if all(hasattr(kernel, name) for name in needed) else None
