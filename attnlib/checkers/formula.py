@@ -118,9 +118,13 @@ ATTENTION = Exercise(
     kind="function",
     answer="attention",
     hints=[
-        "Four steps: scores, scale, softmax each row, blend the values.",
-        "d_k is the width of the keys: K.shape[-1] (not V's width).",
-        "return softmax(Q @ K.T / np.sqrt(K.shape[-1])) @ V, with a stable softmax.",
+        "Print the row sums of the weights inside the broken function: each query's row "
+        "must sum to 1.",
+        "Two lines work down the columns (axis=0): the max and the sum. Which axis holds "
+        "one query's scores?",
+        "Fix both lines. A shift shared by a whole row leaves its softmax unchanged; a "
+        "column's max differs from key to key, so subtracting it changes the row's "
+        "weights.",
     ],
     solution="def attention(Q, K, V):\n"
     "    d_k = K.shape[-1]\n"

@@ -70,8 +70,8 @@ MASK_FIX_ATTENTION = Exercise(
     hints=[
         "Print the row sums of the broken function's weights: do they add up to 1?",
         "Zeroing weights after softmax loses their share. Hide the keys before softmax.",
-        "S = np.where(mask, S, -np.inf) before the softmax, and remove the multiplication "
-        "after it.",
+        "Move the hiding before the softmax: where the mask is False the score becomes "
+        "-inf (exp(-inf) = 0); then drop the multiplication after it.",
     ],
     solution="def masked_attention(Q, K, V, mask):\n"
     "    S = Q @ K.T / np.sqrt(K.shape[-1])\n"
@@ -134,8 +134,10 @@ MASK_KV_CACHE = Exercise(
     answer="mask",
     hints=[
         "Number the five tokens 0 to 4. The two new queries are tokens 3 and 4, not 0 and 1.",
-        "Token 3 may see tokens 0 to 3; token 4 may see all five.",
-        "mask = [[1, 1, 1, 1, 0], [1, 1, 1, 1, 1]]",
+        "Lesson 09's rule: a query may see the keys at its own place and before, with "
+        "places counted over all five tokens.",
+        "attnlib.causal_mask(2, 5) aligns the two queries with tokens 0 and 1 (top left): "
+        "print it and move each row to the place you found.",
     ],
     solution=lambda: (
         "mask = [[1, 1, 1, 1, 0], [1, 1, 1, 1, 1]]  # queries are tokens 3 and 4 of 0..4\n"
