@@ -50,6 +50,8 @@ def _swap(M):
 
 _rng_b = np.random.default_rng(41)
 BATCHED_CASES = [
+    # first, so that a wrong width is named where no size is 2: batch = 7, n_q = 5, n_k = 3, d_k = 6
+    tuple(np.random.default_rng(41).normal(size=s) for s in ((7, 5, 6), (7, 3, 6))),
     # batch = 2 sentences, n_q = 3, n_k = 5, d_k = 4: every size different
     (_rng_b.normal(size=(2, 3, 4)), _rng_b.normal(size=(2, 5, 4))),
     # batch = 2, heads = 3, n_q = n_k = 4, d_k = 2
@@ -70,6 +72,8 @@ BATCHED_MISTAKES = [
     ("divided_by_d_k", lambda Q, K: Q @ _swap(K) / Q.shape[-1]),
     ("multiplied", lambda Q, K: Q @ _swap(K) * np.sqrt(Q.shape[-1])),
     ("transposed", lambda Q, K: K @ _swap(Q) / np.sqrt(Q.shape[-1])),
+    ("hard_coded_d_k", lambda Q, K: Q @ _swap(K) / np.sqrt(2)),  # the example's d_k, typed in
+    ("hard_coded_d_k", lambda Q, K: Q @ _swap(K) / 2),
 ]
 
 
@@ -152,6 +156,9 @@ SCALING_BIRDS_WEIGHTS = Exercise(
 # ---- scaling_fix: repair a function that divides by sqrt(len(Q)) ---------------------------
 _rng = np.random.default_rng(4)
 SCALING_FIX_CASES = [
+    # first, so that a wrong width is named where no size is 2: n_q = 5, n_k = 3, d_k = 6 (a
+    # typed-in sqrt(2) or 2, a count of rows and d_k itself all differ here)
+    tuple(np.random.default_rng(41).normal(size=s) for s in ((5, 6), (3, 6))),
     (Q, K),  # the worked example: d_k = 2, three tokens
     (_rng.normal(size=(3, 4)), _rng.normal(size=(5, 4))),  # n_q = 3, n_k = 5, d_k = 4
     (_rng.normal(size=(6, 3)), _rng.normal(size=(2, 3))),  # more queries than keys
@@ -169,6 +176,8 @@ SCALING_FIX_MISTAKES = [
     ("divided_by_d_k", lambda Q, K: Q @ K.T / Q.shape[-1]),
     ("multiplied", lambda Q, K: Q @ K.T * np.sqrt(Q.shape[-1])),
     ("transposed", lambda Q, K: K @ Q.T / np.sqrt(Q.shape[-1])),
+    ("hard_coded_d_k", lambda Q, K: Q @ K.T / np.sqrt(2)),  # the example's d_k, typed in
+    ("hard_coded_d_k", lambda Q, K: Q @ K.T / 2),
 ]
 
 

@@ -83,7 +83,7 @@ MASK_WEIGHTS = Exercise(
         ("mask_after_softmax", softmax(S_SCALED) * CAUSAL_3),
         ("mask_ignored", softmax(S_SCALED)),
         ("unscaled", _masked_weights(S, CAUSAL_3)),
-        ("transposed", _masked_weights(S_SCALED, CAUSAL_3.T)),
+        ("causal_sees_future", _masked_weights(S_SCALED, CAUSAL_3.T)),
         ("transposed", WEIGHTS_CAUSAL.T),
         ("inverted_mask", _masked_weights(S_SCALED, ~CAUSAL_3)),
     ],

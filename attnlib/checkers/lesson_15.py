@@ -83,7 +83,7 @@ LN_FUNCTION = Exercise(
         ("ln_unbiased", lambda X, g, b: _ln_unbiased(X, g, b, eps=1e-5)),
         ("ln_columns", _ln_columns),
         ("ln_not_centred", lambda X, g, b: _ln_not_centred(X, g, b, eps=1e-5)),
-        ("ln_no_eps", lambda X, g, b: layer_norm(X, g, b, eps=0)),
+        ("ln_eps", lambda X, g, b: layer_norm(X, g, b, eps=0)),
     ],
     arg_names=("X", "gamma", "beta"),
 )
