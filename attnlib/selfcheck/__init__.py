@@ -154,16 +154,20 @@ class Recorded:
     """What ``check`` returns while grading: the answer was recorded, not judged.
 
     ``passed`` is :data:`PENDING`, truthy (see :class:`Pending`), and ``status`` is
-    ``"recorded"``: the kernel cannot know the verdict; the grader decides it.
+    ``"recorded"``: the kernel cannot know the verdict; the grader decides it. Only an
+    answer that is still the placeholder ``...`` gets ``passed = False`` and ``status``
+    "not attempted", as in self-study (no answer key is needed to see that), so a cell
+    that runs only after a pass is skipped for an exercise not yet done.
     """
 
-    passed = PENDING
     mistake = None
-    status = "recorded"
 
-    def __init__(self, exercise_id):
+    def __init__(self, exercise_id, unanswered=False):
         self.exercise_id = exercise_id
         self.message = f"· {exercise_id}: answer recorded for grading"
+        # a placeholder is "not attempted" in self-study too: the kernel knows it unaided
+        self.passed = False if unanswered else PENDING
+        self.status = "not attempted" if unanswered else "recorded"
 
     def __bool__(self):
         return True
@@ -173,7 +177,11 @@ class Recorded:
 
 
 def _record_for_grading(exercise_id, answer):
-    """Grading mode: turn the answer into data as self-study does, and send it."""
+    """Grading mode: turn the answer into data as self-study does, and send it.
+
+    Returns True when the answer is still the placeholder (``...``): then self-study says
+    "not attempted", and so does ``passed`` here.
+    """
     spec = _SPEC.get(exercise_id)
     if spec is None:
         data = wire.Refused(_unknown(exercise_id))
@@ -186,6 +194,11 @@ def _record_for_grading(exercise_id, answer):
         except Exception as err:  # reported to the grader as the answer's reason
             data = wire.Refused(f"the answer could not be recorded: {type(err).__name__}: {err}")
     record.send(exercise_id, data)
+    return (
+        spec is not None
+        and not isinstance(data, wire.Refused)
+        and (record.unanswered(spec["kind"], data))
+    )
 
 
 def check(exercise_id, answer=_NO_ANSWER, quiet=False):
@@ -202,8 +215,8 @@ def check(exercise_id, answer=_NO_ANSWER, quiet=False):
     """
     exercise_id = str(exercise_id)
     if GRADING:
-        _record_for_grading(exercise_id, answer)
-        return Recorded(exercise_id)
+        unanswered = _record_for_grading(exercise_id, answer)
+        return Recorded(exercise_id, unanswered)
     try:
         exercise = registry.get(exercise_id)
         if exercise is None:

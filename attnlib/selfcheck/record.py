@@ -84,6 +84,34 @@ def answer_data(kind, cases, arg_names, answer, seconds=None):
     return wire.Refused(f"your answer could not be turned into numbers: {reason}.")
 
 
+def unanswered(kind, data):
+    """True when ``data`` is still the notebook's placeholder: the judge says "not attempted".
+
+    The same rule as :func:`~attnlib.selfcheck.judge.is_placeholder` (which a graded
+    kernel does not have): ``...`` or ``None``, a list or tuple holding ``...``, or, for a
+    function or a proof, a first result that is or holds ``...``. It needs no answer key,
+    so a graded kernel knows it as self-study does.
+
+    >>> unanswered("value", ...), unanswered("value", [1, ...]), unanswered("value", [1, 2])
+    (True, True, False)
+    >>> unanswered("function", [{"ok": ...}]), unanswered("function", [{"ok": 3}])
+    (True, False)
+    """
+    if kind in ("function", "proof"):
+        if not isinstance(data, list) or not data or not isinstance(data[0], dict):
+            return data is Ellipsis or data is None
+        return "ok" in data[0] and _holds_ellipsis(data[0]["ok"])
+    return data is None or _holds_ellipsis(data)
+
+
+def _holds_ellipsis(value, depth=0):
+    if value is Ellipsis or (type(value) is dict and value == {"ellipsis": True}):
+        return True
+    if isinstance(value, (list, tuple)) and depth < 32:
+        return any(_holds_ellipsis(v, depth + 1) for v in value)
+    return False
+
+
 def send(exercise_id, data):
     """Publish one answer for the grader (a display message of type :data:`MIME`).
 

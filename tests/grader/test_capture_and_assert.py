@@ -126,3 +126,18 @@ def test_a_wrong_answer_asserted_passed_is_graded_as_check_judges_it(graded):
 def test_asking_check_for_the_answer_in_a_loop_records_the_first_guess(graded):
     ours = check("double_keys", "halved", quiet=True)
     assert statuses(graded, "guessing")["double_keys"] == ours.status == "wrong"
+
+
+@pytest.mark.parametrize(
+    "exercise_id", ["x_matrix", "x_shape", "sqrt_variance", "softmax", "sqrt_jacobian_psd"]
+)
+def test_the_graded_kernel_sees_not_attempted_as_the_judge_does(exercise_id):
+    """Only a placeholder gets passed = False while graded; the rule needs no answer key."""
+    from attnlib.selfcheck import answer_data, record, registry
+
+    exercise = registry.get(exercise_id)
+    stub_function = lambda *args: ...  # noqa: E731 - a stub that returns the placeholder
+    for answer in (..., None, [1.0, ...], (..., 2.0), stub_function, 1.0, [[1.0, 2.0]]):
+        data = answer_data(exercise, answer)
+        judged = exercise.judge(data).status == "not attempted"
+        assert record.unanswered(exercise.kind, data) == judged, (exercise_id, answer)
