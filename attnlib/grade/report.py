@@ -61,7 +61,7 @@ def canonical(report):
 
 def _folder_of(groups):
     """``name -> position of its folder`` for the escaped names of ``not_read``."""
-    from . import escape
+    from .intake import escape
 
     prefixes = [(escape(Path(folder) / "x")[:-1], n) for n, (folder, _) in enumerate(groups)]
 
