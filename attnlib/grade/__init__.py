@@ -55,6 +55,7 @@ from .errors import GraderError
 from .intake import (
     DATA_FILE_SIZE,
     NOTEBOOK_SIZE,
+    assign,
     escape,
     read_regular,
     read_resume,
@@ -273,6 +274,11 @@ def _grade(
     for n in range(max(1, jobs)):
         slots.put(n)
     notebooks += [(folder, None) for folder in refused]
+    lessons, doubles = {}, {}
+    for _, found in groups:
+        chosen, twice = assign(found, getattr(registry, "LESSONS", None))
+        lessons |= chosen
+        doubles |= twice
 
     def one(item):
         folder, path = item
@@ -287,6 +293,11 @@ def _grade(
             }
         if touched:
             return None
+        lesson = lessons.get(str(path))
+        if str(path) in doubles:  # one of two notebooks for a lesson: reported, not chosen
+            message = doubles[str(path)]
+            return {"notebook": str(path), "folder": folder, "unknown_ids": [], "cell_errors": [],
+                    "rows": [row(path, NOTEBOOK, "error", message=message)]}  # fmt: skip
         data = files.get(str(path))
         digest = hashlib.sha256(data).hexdigest() if data is not None else None
         old = previous.get(str(path))
@@ -300,7 +311,7 @@ def _grade(
                 result["rows"] = [row(path, NOTEBOOK, "error", message=reason[:300])]
             else:
                 result = grade_notebook(
-                    path, data, registry, limits, box.job(slot) if box else None
+                    path, data, registry, limits, box.job(slot) if box else None, lesson
                 )
         except Exception as err:  # a bug of ours costs one notebook, never the class
             reason = f"the grader failed on this notebook: {type(err).__name__}: {err}"
@@ -310,9 +321,11 @@ def _grade(
             slots.put(slot)
         result["folder"] = folder
         result["sha256"] = digest
+        if lesson is not None and lesson != Path(path).stem:
+            result["lesson"] = lesson  # graded as this lesson, matched by its name's start
         if data is not None:
-            exercise_ids = [ex.id for ex in registry.for_notebook(Path(path).stem)]
-            result["answers"] = collect_answers(Path(path).stem, data, exercise_ids)
+            exercise_ids = [ex.id for ex in registry.for_notebook(lesson or Path(path).stem)]
+            result["answers"] = collect_answers(lesson or Path(path).stem, data, exercise_ids)
         sweep(known)
         if verify_package:
             changed = changed_files(before, package_files())
@@ -386,6 +399,7 @@ def build_report(groups, results, tampered, limits, run=None):
         "tampered": tampered,
         "limits": {k: limits[k] for k in LIMIT_NAMES},
         "answers": {r["notebook"]: r["answers"] for r in results if r.get("answers")},
+        "matched": {r["notebook"]: r["lesson"] for r in results if r.get("lesson")},
         "run": run,
     }
 

@@ -4,7 +4,9 @@ Every export is written from the report (the data ``--json`` prints), after poin
 added to it, so a run and a merge of its shards write the same files.
 """
 
-from . import feedback, gradebook, points, similarity, written
+from pathlib import Path
+
+from . import feedback, gradebook, points, safe, similarity, written
 from .report import canonical
 
 
@@ -23,6 +25,13 @@ def add_options(parser):
     )
     g.add_argument(
         "--gradebook", metavar="CSV", help="write one row per student, one column per exercise"
+    )
+    g.add_argument(
+        "--gradebook-columns",
+        choices=gradebook.COLUMNS,
+        default="lesson",
+        help="one column per lesson (one LMS assignment each), per exercise, or one total "
+        "(default %(default)s); written answers have columns of their own",
     )
     g.add_argument(
         "--gradebook-layout",
@@ -68,13 +77,24 @@ def prepare(args, registry):
 def finish(report, args, prepared, registry):
     """Add points to the report and write every export asked for; return the report."""
     canonical(report)
+    report["export_notes"] = [
+        {"export": "names", "folder": safe.text(folder), "note": why}
+        for folder in report["by_folder"]
+        if (why := safe.risky(Path(folder).name))
+    ]
     points.score(report, registry, prepared["table"])
     try:
         if args.written_scores:
             scores = written.load_scores(args.written_scores, report)
             points.score(report, registry, prepared["table"], scores)
         if args.gradebook:
-            gradebook.write(report, args.gradebook, args.gradebook_layout, prepared["roster"])
+            gradebook.write(
+                report,
+                args.gradebook,
+                args.gradebook_layout,
+                prepared["roster"],
+                getattr(args, "gradebook_columns", "lesson"),
+            )
         if args.feedback:
             feedback.write(report, args.feedback, registry)
         if args.written:

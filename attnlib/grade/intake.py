@@ -10,14 +10,75 @@ meanwhile can be written back (never through a link). Names are printed through
 
 import json
 import os
+import re
 import stat
 from pathlib import Path
 
+from . import safe
 from .errors import GraderError
 from .notebook import NOTEBOOK, row
 
 NOTEBOOK_SIZE = 32 * 2**20  # bytes: a larger notebook is not read
 DATA_FILE_SIZE = 2**20  # bytes: a listed data file larger than this is not copied
+# what browsers, LMSs and Jupyter add to a name: "03_scoring (1)", "03_scoring-2", "-Copy1"
+COPY_SUFFIX = re.compile(r"(?:\s*\(\d+\)|[\s_-]+\d+|[\s_-]*copy\d*(?:\s*\(\d+\))?)+", re.I)
+
+
+def lesson_of(stem, lessons=None):
+    """``(lesson, exact)`` for a notebook's name without ``.ipynb``; ``(None, False)``.
+
+    The name is the lesson's (``03_scoring``), or the lesson's followed by what a second
+    download or an LMS adds to it (``03_scoring (1)``, ``03_scoring-2``,
+    ``03_scoring - Copy``); the longest lesson name that fits wins.
+
+    >>> lesson_of("03_scoring (1)"), lesson_of("03_scoring-2"), lesson_of("03_scoring")
+    (('03_scoring', False), ('03_scoring', False), ('03_scoring', True))
+    >>> lesson_of("03_scoring_notes"), lesson_of("01_pandas_intro")
+    ((None, False), (None, False))
+    """
+    if lessons is None:
+        from attnlib.selfcheck.registry import LESSONS as lessons
+    stem = str(stem)
+    if stem in lessons:
+        return stem, True
+    for lesson in sorted(lessons, key=len, reverse=True):
+        if stem.startswith(lesson) and COPY_SUFFIX.fullmatch(stem[len(lesson) :]):
+            return lesson, False
+    return None, False
+
+
+def assign(notebooks, lessons=None):
+    """``({notebook: lesson}, {notebook: reason})``: which lesson each notebook is graded as.
+
+    A notebook named as a lesson (or as a copy of one, :func:`lesson_of`) is graded as
+    that lesson. When one folder holds several for one lesson, the one named exactly is
+    graded and each other is reported, not graded; with no exact name, none is graded
+    and each is reported: the grader never picks one silently.
+    """
+    found = {}
+    for path in notebooks:
+        lesson, exact = lesson_of(Path(path).stem, lessons)
+        if lesson is not None:
+            found.setdefault(lesson, []).append((not exact, str(path)))
+    chosen, refused = {}, {}
+    for lesson, named in found.items():
+        if len(named) == 1:
+            chosen[named[0][1]] = lesson
+            continue
+        named.sort()
+        names = ", ".join(escape(Path(p).name) for _, p in named)
+        graded = named[0][1] if not named[0][0] else None
+        if graded is not None:
+            chosen[graded] = lesson
+        for _, path in named:
+            if path == graded:
+                continue
+            which = f"{escape(Path(graded).name)} is graded" if graded else "none is graded"
+            refused[path] = (
+                f"{len(named)} notebooks for lesson {lesson} in one folder ({names}): "
+                f"{which}; keep one and grade again"
+            )[:300]
+    return chosen, refused
 
 
 def escape(name):
@@ -26,8 +87,13 @@ def escape(name):
 
     >>> escape("a\\nb\\x1b[2K.ipynb"), escape("caf\\udce9.ipynb"), escape("é")
     ('a\\\\nb\\\\x1b[2K.ipynb', 'caf\\\\xe9.ipynb', 'é')
+    >>> escape("lone \\ud800 surrogate")
+    'lone \\\\ud800 surrogate'
     """
-    text = str(name).encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+    try:
+        text = str(name).encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+    except UnicodeEncodeError:  # a lone surrogate that stands for no byte (a notebook's text)
+        text = safe.text(name)
     out = []
     for ch in text:
         if ch == "\n":

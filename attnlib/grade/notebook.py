@@ -130,10 +130,11 @@ def _stop_reason(stop, cells, limits, exit_code):
     return "the kernel did not start"
 
 
-def grade_notebook(path, data, registry, limits, sandbox=None):
+def grade_notebook(path, data, registry, limits, sandbox=None, lesson=None):
     """Grade one notebook from its snapshot ``data`` (bytes); return a result dict.
 
-    ``sandbox`` is the runner's ``job["sandbox"]`` part (None: the fallback).
+    ``sandbox`` is the runner's ``job["sandbox"]`` part (None: the fallback); ``lesson``
+    the lesson it is graded as (default: its file name without ``.ipynb``).
     """
     started = time.monotonic()
     result = {"notebook": str(path), "rows": [], "unknown_ids": [], "cell_errors": []}
@@ -143,7 +144,7 @@ def grade_notebook(path, data, registry, limits, sandbox=None):
     except NotANotebook as err:
         rows.append(row(path, NOTEBOOK, "error", message=f"not gradable: {err}"))
         return result
-    stem = Path(path).stem
+    stem = lesson or Path(path).stem
     exercises = registry.for_notebook(stem)
     if not exercises:
         rows.append(

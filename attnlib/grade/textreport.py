@@ -70,6 +70,10 @@ def text_report(report, out=None):
         _say(f"{escape(name)}: changed during grading (a notebook wrote to it); restored", out)
     for name, reason in report.get("not_read", {}).items():
         _say(f"{escape(name)}: not read: {escape(reason)}", out)
+    for notebook, lesson in report.get("matched", {}).items():
+        _say(f"{escape(notebook)}: graded as lesson {escape(lesson)} (by its name's start)", out)
+    for item in report.get("export_notes", []):
+        _say(f"{escape(item['folder'])}: {escape(item['export'])}: {escape(item['note'])}", out)
     if "sandbox" in report:
         where = "sandbox" if report["sandbox"] else "NO SANDBOX"
         _say(f"{where}: {escape(report['sandbox_detail'])}", out)
