@@ -163,7 +163,11 @@ def cmd_gradescope(args):
 
     try:
         names = gradescope.build(
-            args.out, lessons=args.lessons, points_file=args.points, visibility=args.visibility
+            args.out,
+            lessons=args.lessons,
+            points_file=args.points,
+            visibility=args.visibility,
+            require_sandbox=args.require_sandbox,
         )
     except gradescope.BuildError as err:
         print(f"attnlib gradescope: {err}", file=sys.stderr)
@@ -328,6 +332,13 @@ def build_parser():
         choices=("hidden", "after_due_date", "after_published", "visible"),
         default="visible",
         help="when students see each test's result (default %(default)s)",
+    )
+    g.add_argument(
+        "--require-sandbox",
+        action="store_true",
+        help="grade nothing where bubblewrap cannot make a sandbox (the results say the "
+        "grader could not run; the log says why); without it, such a submission is graded "
+        "with the kernel as an unprivileged uid",
     )
     g.set_defaults(func=cmd_gradescope)
 
