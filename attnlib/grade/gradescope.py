@@ -39,13 +39,20 @@ from pathlib import Path
 VISIBILITIES = ("hidden", "after_due_date", "after_published", "visible")
 SETUP = """#!/usr/bin/env bash
 # Gradescope runs this once, as root, when it builds the autograder image.
+# Choose Gradescope's Ubuntu 22.04 base image or newer: the course needs Python 3.10+.
 set -euo pipefail
+CONSTRAINTS=/autograder/source/course/attnlib/grade/gradescope-constraints.txt
 apt-get update
-apt-get install -y python3 python3-venv python3-pip bubblewrap || \\
-  apt-get install -y python3 python3-venv python3-pip
+apt-get install -y python3 python3-venv python3-pip bubblewrap util-linux || \\
+  apt-get install -y python3 python3-venv python3-pip util-linux
+python3 -c 'import sys; sys.exit(sys.version_info < (3, 10))' || {
+  echo "setup.sh: $(python3 --version) is older than 3.10: choose Ubuntu 22.04 or newer" >&2
+  exit 1
+}
 python3 -m venv /autograder/venv
-/autograder/venv/bin/pip install --upgrade pip
-/autograder/venv/bin/pip install /autograder/source/course
+# the versions the course was tested with (tools/gradescope_constraints.py): a rebuild of
+# the image installs the same numpy, so the same verdicts
+/autograder/venv/bin/pip install -c "$CONSTRAINTS" /autograder/source/course
 """
 RUN = """#!/usr/bin/env bash
 # Gradescope runs this for each submission: grade /autograder/submission, write results.json.
@@ -55,6 +62,7 @@ export ATTNLIB_TEMPLATES="$AUTOGRADER_ROOT/source/course/exercises"
 exec "$AUTOGRADER_ROOT/venv/bin/python" -m attnlib.grade.gradescope
 """
 COURSE_FILES = ("pyproject.toml", "README.md", "LICENSE")
+CONSTRAINTS = "attnlib/grade/gradescope-constraints.txt"  # tools/gradescope_constraints.py
 
 
 class BuildError(ValueError):
@@ -98,6 +106,7 @@ def build(out, lessons=None, points_file=None, visibility="visible", require_san
     files.append(("config.json", json.dumps(config, indent=1, sort_keys=True) + "\n", False))
     sources = [root / name for name in COURSE_FILES if (root / name).is_file()]
     sources += sorted(p for p in (root / "attnlib").rglob("*.py"))
+    sources.append(root / CONSTRAINTS)
     sources += sorted((root / "exercises").glob("*.ipynb"))
     for path in sources:
         files.append(("course/" + path.relative_to(root).as_posix(), path.read_bytes(), False))

@@ -57,7 +57,8 @@ def test_the_zip_has_setup_and_run_autograder_at_its_root_and_the_course(built, 
         config = json.loads(zf.read("config.json"))
     for name in ("setup.sh", "run_autograder"):
         assert (infos[name].external_attr >> 16) & stat.S_IXUSR, name
-    assert "pip install /autograder/source/course" in setup
+    assert 'pip install -c "$CONSTRAINTS" /autograder/source/course' in setup
+    assert "course/attnlib/grade/gradescope-constraints.txt" in infos
     assert 'exec "$AUTOGRADER_ROOT/venv/bin/python" -m attnlib.grade.gradescope' in runner
     assert {"course/pyproject.toml", "course/attnlib/grade/gradescope.py",
             "course/exercises/03_scoring.ipynb"} <= set(infos)  # fmt: skip
@@ -255,3 +256,32 @@ def test_an_instructor_can_require_the_sandbox(container, capsys, monkeypatch):
                        "--require-sandbox")  # fmt: skip
     with zipfile.ZipFile(root / "req.zip") as zf:
         assert json.loads(zf.read("config.json"))["require_sandbox"] is True
+
+
+def test_the_constraints_pin_every_course_dependency_for_python_3_10_and_newer():
+    """setup.sh installs with the constraints file; it pins each runtime dependency (and
+    what this venv needs of theirs) with ==, for Ubuntu 22.04's 3.10 and for this Python."""
+    from pathlib import Path
+
+    import tomllib
+    from packaging.requirements import Requirement
+
+    from tests.grader.conftest import ROOT
+
+    sys.path.insert(0, str(ROOT / "tools"))
+    try:
+        import gradescope_constraints as tool
+    finally:
+        sys.path.remove(str(ROOT / "tools"))
+    text = (ROOT / gradescope.CONSTRAINTS).read_text()
+    pins = [Requirement(line) for line in text.splitlines() if line and not line.startswith("#")]
+    assert all(str(p.specifier).startswith("==") for p in pins)
+    wanted = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["dependencies"]
+    here = ".".join(map(str, sys.version_info[:3]))
+    for python in ("3.10.12", here):
+        env = {"python_full_version": python, "python_version": python.rsplit(".", 1)[0]}
+        pinned = {tool._canonical(p.name) for p in pins if not p.marker or p.marker.evaluate(env)}
+        for requirement in wanted:
+            assert tool._canonical(Requirement(requirement).name) in pinned, (python, requirement)
+    assert set(tool.installed_pins()) <= {tool._canonical(p.name) for p in pins}
+    assert Path(tool.OUT) == ROOT / gradescope.CONSTRAINTS
