@@ -196,3 +196,39 @@ def test_the_grader_says_when_it_matched_a_name_and_never_picks_one_of_two(tmp_p
     assert all("2 notebooks for lesson 03_scoring" in r["message"] for r in ben)
     text = run("check", "-q", tmp_path / "ann")[1]
     assert "03_scoring (1).ipynb: graded as lesson 03_scoring (by its name's start)" in text
+
+
+GRADING_OUTPUTS = ["handed-in/alice/03_scoring.ipynb", "grades.csv", "feedback/alice.html",
+                   "written/double_keys.html", "similar.html", "parts/part-1.jsonl",
+                   "results/report.json", "class-report.html", "report.html",
+                   "autograder.zip", "submissions.zip"]  # fmt: skip
+
+
+def test_a_class_graded_in_the_course_folder_is_ignored_by_git_lint_and_pytest():
+    import shutil
+    import subprocess
+    import sys
+
+    import tomllib
+
+    if shutil.which("git") is None or not (ROOT / ".git").exists():
+        import pytest
+
+        pytest.skip("not a git checkout")
+    for name in GRADING_OUTPUTS:
+        ignored = subprocess.run(["git", "check-ignore", "-q", "--no-index", name], cwd=ROOT)
+        assert ignored.returncode == 0, f"{name} is not in .gitignore"
+    ruff = [sys.executable, "-m", "ruff", "check", "--force-exclude", "--stdin-filename"]
+    bad = json.dumps({"cells": [{"cell_type": "code", "source": "import os\nx=1;y==2",
+                                 "metadata": {}, "outputs": [], "execution_count": None}],
+                      "metadata": {}, "nbformat": 4, "nbformat_minor": 5})  # fmt: skip
+    for name in ("handed-in/alice/03_scoring.ipynb", "feedback/x.ipynb", "parts/x.py"):
+        done = subprocess.run([*ruff, name, "-"], input=bad if name.endswith(".ipynb") else
+                              "import os\n", capture_output=True, text=True, cwd=ROOT)  # fmt: skip
+        assert done.returncode == 0, (name, done.stdout)
+    seen = subprocess.run([*ruff, "elsewhere/x.py", "-"], input="import os\n",
+                          capture_output=True, text=True, cwd=ROOT)  # fmt: skip
+    assert seen.returncode == 1  # the same code anywhere else is linted: the check can fail
+    options = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["pytest"]["ini_options"]
+    for folder in ("handed-in", "feedback", "written", "parts", "results", "my-work"):
+        assert folder in options["norecursedirs"]
