@@ -6,7 +6,7 @@ added to it, so a run and a merge of its shards write the same files.
 
 from pathlib import Path
 
-from . import feedback, gradebook, points, safe, similarity, written
+from . import classreport, feedback, gradebook, points, safe, similarity, written
 from .report import canonical
 
 
@@ -58,6 +58,13 @@ def add_options(parser):
         help="the filled CSV from --written: its scores go into the points and --gradebook",
     )
     g.add_argument(
+        "--class-report",
+        metavar="HTML",
+        help="write what the class got wrong: per exercise the share passed, wrong, not "
+        "attempted and in error, each named mistake's count and lesson paragraph, ranked "
+        "(the same data is the report's class_report in --json)",
+    )
+    g.add_argument(
         "--similarity",
         metavar="HTML",
         help="write ranked pairs of students whose answer cells are unusually alike",
@@ -87,6 +94,9 @@ def finish(report, args, prepared, registry):
         if args.written_scores:
             scores = written.load_scores(args.written_scores, report)
             points.score(report, registry, prepared["table"], scores)
+        report["class_report"] = classreport.build(report, registry)
+        if getattr(args, "class_report", None):
+            classreport.write(report, args.class_report, registry)
         if args.gradebook:
             gradebook.write(
                 report,
