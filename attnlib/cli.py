@@ -68,7 +68,7 @@ def _progress(args, out):
 def _fail(args, command, err, out):
     if getattr(args, "json", False) or getattr(args, "jsonl", False):
         print(json.dumps({"error": str(err), "all_passed": False}), file=out)
-    print(f"attnlib {command}: {err}", file=sys.stderr)
+    print(f"attnlib {command}: {grade.escape(str(err))}", file=sys.stderr)  # any bytes
     return 2
 
 

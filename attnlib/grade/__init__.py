@@ -176,7 +176,7 @@ def grade(
     ``unprivileged``: where no sandbox can be made and this process is root (Gradescope's
     containers), run every kernel as a uid leased for this run (one per slot,
     :func:`~attnlib.grade.notebook.drop_to`) and kill every process of that uid after
-    each notebook; ``report["run_as"]`` lists those uids (empty: none was used).
+    each notebook; ``report["run_as"]`` then lists those uids.
 
     ``on_result(result, done, total)`` is called as each notebook finishes (progress,
     JSON lines); ``registry`` defaults to the course's. ``sandbox=False`` grades without
@@ -260,7 +260,8 @@ def grade(
             for uid in lease.uids:
                 kill_uid(uid)
             lease.release()
-    report["run_as"] = limits.get("run_as_uids", [])
+    if limits.get("run_as_uids"):  # only for unprivileged=True without a sandbox (Gradescope)
+        report["run_as"] = limits["run_as_uids"]
     report["sandbox"] = box is not None
     report["sandbox_detail"] = detail
     report["sandbox_uids"] = list(box.uids) if box is not None else []

@@ -84,10 +84,11 @@ def prepare(args, registry):
 def finish(report, args, prepared, registry):
     """Add points to the report and write every export asked for; return the report."""
     canonical(report)
-    report["export_notes"] = [
+    names = ("gradebook", "feedback", "written", "similarity", "class_report")
+    report["export_notes"] = [  # how a name is written where an export writes names
         {"export": "names", "folder": safe.text(folder), "note": why}
         for folder in report["by_folder"]
-        if (why := safe.risky(Path(folder).name))
+        if any(getattr(args, n, None) for n in names) and (why := safe.risky(Path(folder).name))
     ]
     points.score(report, registry, prepared["table"])
     try:
