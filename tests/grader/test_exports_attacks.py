@@ -74,7 +74,7 @@ def test_every_export_finishes_and_every_text_cell_is_neutralised(hostile):
     scores = list(csv.reader(io.StringIO((hostile / "two" / "written" / "written_scores.csv")
                                          .read_text("utf-8"))))  # fmt: skip
     assert all(not cell.startswith(FORMULA_START) for line in scores for cell in line)
-    text = run("report", hostile / "all.jsonl")[1]
+    text = run("report", hostile / "all.jsonl", "--gradebook", hostile / "three.csv")[1]
     assert "caf\\xe9: names: written as caf\\xe9" in text
 
 

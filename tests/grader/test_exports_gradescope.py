@@ -18,7 +18,7 @@ from attnlib.grade import gradescope
 from attnlib.selfcheck import registry
 from tests.test_check_cli import mixed_notebook
 
-from .conftest import write
+from .conftest import alive, write
 from .test_exports import run
 
 VISIBILITIES = {"hidden", "after_due_date", "after_published", "visible"}
@@ -144,6 +144,8 @@ def forge():
 forge()
 if os.fork() == 0:  # a child of its own session writes again once the grader is done
     os.setsid()
+    with open({pid_file!r}, "w") as f:
+        f.write(str(os.getpid()))
     for _ in range(40):
         time.sleep(0.25)
         forge()
@@ -200,12 +202,6 @@ def container(built):
     shutil.rmtree(base, ignore_errors=True)
 
 
-def _uid_processes(uids):
-    from .conftest import sandbox_uid_processes
-
-    return sandbox_uid_processes(uids)
-
-
 @pytest.mark.skipif(os.geteuid() != 0, reason="dropping to an unprivileged uid needs root")
 def test_without_namespaces_the_kernel_is_no_root_and_cannot_forge_or_read_the_key(container):
     import re
@@ -216,7 +212,9 @@ def test_without_namespaces_the_kernel_is_no_root_and_cannot_forge_or_read_the_k
     root, env = container
     nb = unsolved()  # last, after the stub's own check cells: the last answer counts
     nb["cells"].append(code(STEAL_KEY.format(source=str(root / "source"))))
-    nb["cells"].append(code(FORGE_AND_KILL.format(results=str(root / "results"))))
+    pid_file = f"/tmp/attnlib-forger-{os.getpid()}-{root.parent.name}.pid"  # /tmp: any uid
+    forge = FORGE_AND_KILL.format(results=str(root / "results"), pid_file=pid_file)
+    nb["cells"].append(code(forge))
     write(root / "submission" / "03_scoring.ipynb", nb)
     done = subprocess.run([str(root / "source" / "run_autograder")], env=env,
                           capture_output=True, text=True, timeout=600)  # fmt: skip
@@ -232,7 +230,9 @@ def test_without_namespaces_the_kernel_is_no_root_and_cannot_forge_or_read_the_k
     assert "1000" not in text and "forged" not in tests
     assert tests["03_scoring: score_eat_seeds"]["score"] == 0.0  # the key was not readable
     assert results["score"] == 0.0
-    assert _uid_processes(uids) == []
+    forger = int(open(pid_file).read())  # it was started, as the kernel's uid
+    os.unlink(pid_file)
+    assert not alive(forger)  # and killed before results.json was written
     assert stat.S_IMODE((root / "results").stat().st_mode) == 0o700
     assert f"{root / 'source'}" in log and f"{root / 'results'}" in log  # protected, and said
 
