@@ -130,8 +130,10 @@ def _fits(record, schema, required, what):
             return f"{what} lacks {key!r}"
     for key, value in record.items():
         if key not in schema:
-            if what == "the summary line" and key in RUN_KEYS:
-                continue  # a key a newer run adds (RUN_KEYS); its type is the run's
+            if (what == "the summary line" and key in RUN_KEYS) or (
+                what == "the notebook line" and key in NOTEBOOK_EXTRAS
+            ):
+                continue  # a key a newer run adds (RUN_KEYS, NOTEBOOK_EXTRAS): the run's own
             return f"{what} has an unknown key {key[:40]!r}"
         if not _kind(value, schema[key]):
             return f"{what}'s {key!r} is not {schema[key]}"

@@ -257,6 +257,11 @@ def test_json_carries_points_and_the_canvas_gradebook_has_its_layout(graded):
     rows = {line[0]: line for line in lines[2:]}
     assert rows["bob"] == ["bob", "", "", "bob", "", "1", "0", "0", "0", "0", "", "1", "20"]
     assert rows["alice"][-2:] == ["5", "100"]
+    run("report", graded / "all.jsonl", "--gradebook", book, "--gradebook-columns", "total")
+    lines = list(csv.reader(io.StringIO(book.read_text())))
+    assert lines[0][5:] == ["Exercises", "Written answers", "Final Points", "Final Score"]
+    assert lines[1][5:7] == ["5", "1"]
+    assert {line[0]: line[5:] for line in lines[2:]}["bob"] == ["1", "", "1", "20"]
 
 
 def test_points_file_and_moodle_layout_and_roster(graded, tmp_path):
