@@ -39,6 +39,7 @@ import stat
 import zipfile
 from pathlib import Path, PurePosixPath
 
+from . import safe
 from .intake import NOTEBOOK_SIZE, escape, lesson_of, read_regular
 
 TOTAL_SIZE = 2 * 2**30  # bytes read from one download in all
@@ -55,12 +56,13 @@ class CollectError(ValueError):
 
 
 def clean(name, fallback="student"):
-    """A name safe as one folder or file name: ``[A-Za-z0-9._@-]`` and ``_`` for the rest.
+    """A name safe as one folder or file name: letters (any script), digits, ``._@-``, and
+    ``_`` for the rest (spaces, slashes, control characters, formula signs).
 
-    >>> clean("Jane Smith"), clean("../../etc"), clean("=1+1"), clean("")
-    ('Jane_Smith', 'etc', '1_1', 'student')
+    >>> clean("Jane Smith"), clean("../../etc"), clean("=1+1"), clean(""), clean("José García")
+    ('Jane_Smith', 'etc', '1_1', 'student', 'José_García')
     """
-    text = re.sub(r"[^A-Za-z0-9._@-]+", "_", str(name)).strip("._-")
+    text = re.sub(r"[^\w.@-]+", "_", safe.text(name)).strip("._-")
     return text or fallback
 
 
