@@ -12,7 +12,8 @@ was graded for:
 - each named mistake with the number of students who made it, the course's explanation
   (:data:`attnlib.selfcheck.mistakes.MISTAKES`) and the lesson paragraph to go back to:
   the section of the lesson notebook (``notebooks/<lesson>.ipynb``) whose words the
-  explanation shares most (its heading and its first sentence);
+  explanation shares most (its heading and its first sentence; the recap sections, which
+  repeat every idea, are never chosen);
 - the exercises ranked by how many students missed them (all but *passed*), most first.
 
 The page is one file with its style inline, no script, image, font or link: it opens
@@ -42,6 +43,7 @@ STOPWORDS = set(
     "does done same more most over under both".split()
 )
 BAR = 20  # characters of a full bar
+RECAPS = {"Where we are", "What you've seen", "What's next", "Try it yourself"}
 
 
 def _words(text):
@@ -81,6 +83,8 @@ def paragraph(lesson, explanation):
     wanted = _words(explanation)
     best, score = None, 0
     for heading, text in sections(lesson):
+        if heading in RECAPS:  # they repeat every idea of the lesson: never the one to teach
+            continue
         shared = len(wanted & _words(heading + " " + text))
         if shared > score:
             best, score = (heading, text), shared

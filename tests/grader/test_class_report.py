@@ -84,6 +84,9 @@ def test_each_mistake_points_to_a_paragraph_of_its_lesson(graded):
     assert mistake["explanation"] == MISTAKES["trivial_witness"]
     headings = [h for h, _ in classreport.sections(registry.get("rank_witness").lesson)]
     assert mistake["paragraph"]["heading"] in headings
+    assert mistake["paragraph"]["heading"] not in classreport.RECAPS
+    overflow = classreport.paragraph("05_softmax", MISTAKES["overflow"])
+    assert "maximum" in overflow["heading"]  # the section that teaches the fix
     assert mistake["paragraph"]["sentence"]
 
 
