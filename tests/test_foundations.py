@@ -1,7 +1,7 @@
 """Foundations before they are used (issue 16, item 7).
 
-Lesson 08 counts variance and measures the Jacobian by nudging; it must not lean on loss,
-gradient or the chain rule, which lesson 16 introduces. Lesson 16 defines those words, each
+Lesson 08 counts variance and the saturation lesson measures the Jacobian by nudging; neither
+may lean on loss, gradient or the chain rule, which lesson 16 introduces. Lesson 16 defines those words, each
 on one number, before its backward pass uses them.
 """
 
@@ -25,14 +25,22 @@ def test_lesson_08_uses_no_word_that_lesson_16_introduces(folder):
     assert not used, f"{folder}/08_why_sqrt_dk.ipynb uses {sorted(set(used))}"
 
 
+def _first_cells(cells, words):
+    return {word: next((i for i, c in enumerate(cells) if word in c), len(cells)) for word in words}
+
+
 def test_lesson_08_counts_the_variance_before_sympy_integrates():
     cells = _text(ROOT / "notebooks" / "08_why_sqrt_dk.ipynb")
-    first = {
-        word: next(i for i, c in enumerate(cells) if word in c)
-        for word in ("**variance**", "**covariance**", "Normal(", "**Jacobian**", "sp.diff")
-    }
-    assert first["**variance**"] < first["**covariance**"] < first["Normal("]
-    assert first["**Jacobian**"] < first["sp.diff"]  # nudged before it is differentiated
+    first = _first_cells(cells, ("**variance**", "**covariance**", "Normal("))
+    assert first["**variance**"] < first["**covariance**"] < first["Normal("] < len(cells)
+
+
+def test_saturation_nudges_the_jacobian_before_sympy_differentiates():
+    cells = _text(ROOT / "notebooks" / "91_saturation.ipynb")
+    first = _first_cells(cells, ("**Jacobian**", "sp.diff"))
+    assert first["**Jacobian**"] < first["sp.diff"] < len(cells)  # nudged, then differentiated
+    used = re.findall(r"\b(loss|gradients?|chain rule|backward)\b", "\n".join(cells), flags=re.I)
+    assert not used, f"notebooks/91_saturation.ipynb uses {sorted(set(used))}"
 
 
 def test_lesson_16_defines_its_words_before_the_backward_pass():

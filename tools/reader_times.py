@@ -31,16 +31,17 @@ MEASURED = {
     "softmax": (32, 30),
     "blending_values": (18, 20),
     "the_whole_formula": (25, 25),
-    # 08 split in two after a reader took 45 + 35: the writer's estimates until a reader re-times them
-    "why_sqrt_dk": (25, 15),
-    "saturation": (25, 22),
+    # 08 split in two after a reader took 45 + 35; both halves re-timed 2026-12-05
+    "why_sqrt_dk": (32, 14),
+    "saturation": (30, 24),
     "masking": (33, 16),
     "masks_in_practice": (27, 15),
-    "attention_without_weights": (27, 22),
-    "order_and_positions": (20, 22),
-    # 13 split in two after a reader took 36 + 33: the writer's estimates until a reader re-times them
-    "rotary_positions": (27, 18),
-    "rotary_in_practice": (20, 16),
+    # 11 and 12 re-timed 2026-12-05 after their foundations were added (11 took 40 and was trimmed)
+    "attention_without_weights": (35, 22),
+    "order_and_positions": (29, 23),
+    # 13 split in two after a reader took 36 + 33; both halves re-timed 2026-12-05
+    "rotary_positions": (29, 15),
+    "rotary_in_practice": (21, 17),
     "multi_head_and_cross_attention": (35, 25),
     "transformer_block": (30, 20),
     "sliding_window_attention": (32, 35),
