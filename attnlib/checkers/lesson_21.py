@@ -14,6 +14,7 @@ from .. import example as ex
 from ..cache import KVCache
 from ..core import attention
 from ..masks import causal_mask
+from ..selfcheck.contract import PeakMemory
 from ..selfcheck.exercise import Exercise
 
 LESSON = "21_decoding_with_a_kv_cache"
@@ -95,6 +96,15 @@ DECODE_CASES = [
     (np.full((4, 2), [30.0, 0.0]), _FAR_KEYS, _rng.normal(size=(4, 3))),
 ]
 
+
+def decode_memory_bound(Q, K, V):
+    """Bytes a decoder may use: 1 MiB and n-row arrays many times over, no (n, n) table."""
+    return 2**20 + 16 * 8 * len(Q) * (Q.shape[1] + V.shape[1])
+
+
+# n = 1024: the (n, n) scores alone take 8 MiB, the bound about 2 MiB
+_LARGE = [tuple(_rng.normal(size=(1024, 4)) for _ in range(3))]
+
 KV_DECODE = Exercise(
     id="kv_decode",
     lesson=LESSON,
@@ -119,6 +129,7 @@ KV_DECODE = Exercise(
     "        rows.append(weights @ V_cache)  # (d_v,)\n"
     "    return np.array(rows)",
     cases=DECODE_CASES,
+    constraints=(PeakMemory("do not build an n x n table", decode_memory_bound, cases=_LARGE),),
     reference=decode,
     mistakes=[
         ("kv_cache_append_after", _append_after),
