@@ -285,7 +285,6 @@ RIGHT = [
     ("sqrt_fix_scaled_twice", self_attention),
     ("sqrt_jacobian_psd", VARIANCE_FORM),
     ("sqrt_jacobian_psd", PAIRWISE_FORM),  # another sum of squares
-    ("sqrt_jacobian_psd", sp.expand(VARIANCE_FORM)),  # expanded: still >= 0 where p >= 0
     # 09
     ("mask_causal", [[1, 0, 0, 0], [1, 1, 0, 0], [1, 1, 1, 0], [1, 1, 1, 1]]),
     ("mask_causal", np.tril(np.ones((4, 4), dtype=bool))),
@@ -423,6 +422,8 @@ WRONG = [
     ("sqrt_fix_scaled_twice", scaled_by(lambda X, Q, V: 1), "unscaled"),
     ("sqrt_jacobian_psd", (V_SYM.T * J_SYM * V_SYM)[0], "psd_not_sum_of_squares"),
     ("sqrt_jacobian_psd", sp.expand((V_SYM.T * J_SYM * V_SYM)[0]), "psd_not_sum_of_squares"),
+    # expanded, the variance form is >= 0 where p >= 0, but nothing in its form shows it
+    ("sqrt_jacobian_psd", sp.expand(VARIANCE_FORM), "psd_not_sum_of_squares"),
     (
         "sqrt_jacobian_psd",
         sum(p_i * (v_i - sum(V_SYM) / 3) ** 2 for p_i, v_i in zip(P_SYM, V_SYM, strict=True)),

@@ -504,3 +504,16 @@ def test_a_proof_record_with_nan_is_wrong_with_a_message():
     feedback = exercise.judge(broken)
     assert (feedback.status, feedback.mistake) == ("wrong", None), feedback.message
     assert "not a finite number" in feedback.message
+
+
+def softmax_along_axis_1(x):
+    """Right for one row and for a table, where the rows are axis 1; wrong on more axes."""
+    x2 = np.atleast_2d(x)
+    e = np.exp(x2 - x2.max(axis=1, keepdims=True))
+    return (e / e.sum(axis=1, keepdims=True)).reshape(x.shape)
+
+
+def test_softmax_any_number_of_axes_means_3d_and_4d_cases():
+    shapes = [split_case(c)[1][0].shape for c in registry.get("softmax").cases]
+    assert {3, 4} <= {len(s) for s in shapes}
+    assert_wrong("softmax", softmax_along_axis_1, "differs")

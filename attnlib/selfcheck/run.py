@@ -517,10 +517,10 @@ def expression_function(expr, names):
             raise NameError(
                 f"the expression uses {', '.join(unknown)}; it may only use {', '.join(names)}"
             )
-        e = e.subs({s: sp.Float(point[str(s)], 30) for s in e.free_symbols})
-        if isinstance(e, sp.MatrixBase) or getattr(e, "shape", ()):
-            return np.array(sp.Matrix(e).evalf(), dtype=np.float64).ravel()
-        number = complex(e.evalf())
+        at_point = {s: sp.Float(point[str(s)], 30) for s in e.free_symbols}
+        if isinstance(e, sp.MatrixBase) or getattr(e, "shape", ()):  # numbers, 30 digits
+            return np.array(sp.Matrix(e).evalf(30, subs=at_point), dtype=np.float64).ravel()
+        number = complex(e.evalf(30, subs=at_point))
         if number.imag != 0:
             raise ValueError(f"the expression is not real at this point ({number})")
         return number.real
