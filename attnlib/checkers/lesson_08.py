@@ -199,11 +199,14 @@ _PLANE = [
 # (p = (1.5, 0, 0), v = (1, 0, 0) first: v^T J v + 2 (p_1 + p_2 + p_3 - 1)^2 is -0.25 there)
 _rng_psd = np.random.default_rng(83)
 _ON += [
-    tuple(_rng_psd.dirichlet(np.ones(3))) + tuple(2 * _rng_psd.normal(size=3)) for _ in range(8)
+    tuple(np.concatenate([_rng_psd.dirichlet(np.ones(3)), 2 * _rng_psd.normal(size=3)]).tolist())
+    for _ in range(8)
 ]
 _OFF += [(1.5, 0.0, 0.0, 1.0, 0.0, 0.0)] + [
-    tuple(_rng_psd.uniform(0, scale, size=3)) + tuple(scale * _rng_psd.normal(size=3))
-    for scale in (0.5, 1.0, 2.0, 4.0)
+    tuple(
+        np.concatenate([_rng_psd.uniform(0, s, 3), s * _rng_psd.normal(size=3)]).round(3).tolist()
+    )
+    for s in (0.5, 1.0, 2.0, 4.0)
     for _ in range(6)
 ]
 PSD_POINTS = _ON + _OFF + _PLANE
