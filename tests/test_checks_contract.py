@@ -16,7 +16,7 @@ import pytest
 import sympy as sp
 
 from attnlib import attention, attention_backward, causal_mask, gpt
-from attnlib.checkers import lesson_08, lesson_25
+from attnlib.checkers import lesson_25, lesson_91
 from attnlib.cli import main
 from attnlib.selfcheck import contract, registry
 from attnlib.selfcheck.run import call_cases, expression_function, split_case, with_instructions
@@ -334,9 +334,9 @@ def test_psd_quadratic_plus_a_square_of_the_constraint_is_wrong():
 
 def test_psd_nan_records_are_wrong_with_a_message():
     exercise = registry.get("sqrt_jacobian_psd")
-    n = len(lesson_08._ON)
+    n = len(lesson_91._ON)
     right = call_cases(
-        expression_function(lesson_08.VARIANCE_FORM, lesson_08.PSD_NAMES), exercise.cases
+        expression_function(lesson_91.VARIANCE_FORM, lesson_91.PSD_NAMES), exercise.cases
     )
     records = right[:n] + [{"ok": float("nan")}] * (len(right) - n)
     feedback = exercise.judge(records)

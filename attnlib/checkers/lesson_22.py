@@ -196,48 +196,6 @@ GQA_BATCH = Exercise(
 )
 
 
-# ---- mla_cache: numbers cached per token, latent against multi-head ---------------------------
-MLA_LAYERS, MLA_HEADS, MLA_D_HEAD, MLA_D_C, MLA_D_ROPE = 40, 32, 128, 256, 32
-
-
-def _mla_numbers(latents=1, rope=True, layers=MLA_LAYERS):
-    return (latents * MLA_D_C + (MLA_D_ROPE if rope else 0)) * layers
-
-
-def _mha_numbers(keys_and_values=2, layers=MLA_LAYERS):
-    return keys_and_values * MLA_HEADS * MLA_D_HEAD * layers
-
-
-MLA_CACHE = Exercise(
-    id="mla_cache",
-    lesson=LESSON,
-    kind="tuple",
-    answer="(mla, mha)",
-    hints=[
-        "Per token and layer, multi-head latent attention caches d_c + d_rope numbers; "
-        "multi-head attention caches 2 n_heads d_head. Then multiply by the layers.",
-        "Read d_c, d_rope, n_heads, d_head and the number of layers from the exercise "
-        "text; multi-head attention's 2 counts a key and a value.",
-    ],
-    solution=lambda: (
-        f"mla = {_mla_numbers()}  # (256 + 32) * 40\nmha = {_mha_numbers()}  # 2 * 32 * 128 * 40"
-    ),
-    expected=(_mla_numbers(), _mha_numbers()),
-    mistakes={
-        0: {
-            "mla_no_rope": _mla_numbers(rope=False),
-            "mla_latent_twice": _mla_numbers(latents=2),
-            "cache_one_layer": _mla_numbers(layers=1),
-        },
-        1: {
-            "kv_cache_no_two": _mha_numbers(keys_and_values=1),
-            "cache_one_layer": _mha_numbers(layers=1),
-        },
-    },
-    names=("mla", "mha"),
-)
-
-
 # the exercises in the order of the notebook's check cells
 EXERCISES = (
     GQA_BY_HAND,
@@ -245,5 +203,4 @@ EXERCISES = (
     GQA_PREDICT_WEIGHTS,
     GQA_FIX_REPEAT,
     GQA_BATCH,
-    MLA_CACHE,
 )

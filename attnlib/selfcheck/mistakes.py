@@ -686,4 +686,24 @@ MISTAKES = {
         "the latent row was counted twice: keys and values are both rebuilt from the same row c "
         "(K = C W_UK, V = C W_UV), so it is cached once, d_c + d_rope per token and layer."
     ),
+    "product_one_side": (
+        "only one side's average was kept: for independent entries the average of q^2 k^2 is "
+        "the average of q^2 times the average of k^2, both of them."
+    ),
+    "product_of_means": (
+        "that multiplies the averages of q and k themselves (each 0): the variance of q k needs "
+        "the averages of their squares, since the mean of q k is 0."
+    ),
+    "alibi_heads_from_0": (
+        "the exponent used h where the heads are counted from 0: head h has the slope "
+        "2^(-8 (h + 1) / H), so head 0's is 2^(-8 / H), not 1."
+    ),
+    "mla_uk_transposed": (
+        "W_UK was used the wrong way round: a key is rebuilt as k = c W_UK, a row times "
+        "(d_c, d_k), and the absorbed query is q W_UK^T."
+    ),
+    "mla_scaled_by_d_c": (
+        "the scores were divided by sqrt(d_c), the absorbed query's width: absorbing W_UK "
+        "changes no score, so they are still divided by sqrt(d_k), the width of q and k."
+    ),
 }
