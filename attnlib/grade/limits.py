@@ -205,12 +205,12 @@ def _v2(root, memory, processes):
     return Run(2, [root], [settings], [0, "memory.events"], memory, processes)
 
 
-def make(memory, processes, root=ROOT, proc_cgroup=PROC_CGROUP):
+def make(memory, processes, root=None, proc_cgroup=PROC_CGROUP):
     """``(Run, None)`` if each notebook can have its groups here, else ``(None, why not)``.
 
     Tried by making and removing one notebook's groups (:meth:`Run.check`).
     """
-    memory, processes = int(memory), int(processes)
+    memory, processes, root = int(memory), int(processes), root or ROOT
     try:
         if os.path.exists(os.path.join(root, "cgroup.controllers")):
             run = _v2(root, memory, processes)

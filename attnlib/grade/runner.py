@@ -1,20 +1,26 @@
 """Run one notebook's code cells in a fresh kernel, then leave no process behind.
 
 This file is run by the grader as its own program (``python -I runner.py``), one per
-notebook, so it imports only the standard library and ``zmq`` (pyzmq, which the kernel
-uses too); never attnlib, never anything a student's code could have touched. It speaks
-the few messages of the Jupyter protocol it needs itself (:class:`Client`): importing
-``jupyter_client`` cost every notebook about 0.1 s of CPU. It reads a job as JSON on stdin::
+notebook, so it imports only the standard library; never attnlib, never anything a
+student's code could have touched. It speaks the few messages of the Jupyter protocol it
+needs, and ZeroMQ's wire protocol under them, itself (:class:`Client`): importing
+``jupyter_client`` cost every notebook about 0.1 s of CPU, and libzmq reads a whole
+message into memory before anyone can look at its size. It runs under an address-space
+limit of its own (:data:`RUNNER_MEMORY`). It reads a job as JSON on stdin::
 
     {"cells": [source, ...],                 code cells, outputs already dropped
      "cell_timeout": 30, "budget": 120,      seconds per cell / for all cells
-     "output_cap": 1048576,                  bytes of every message the kernel may send
+     "output_cap": 1048576,                  bytes the kernel may send on iopub (every
+                                             frame, charged before it is read)
      "sandbox": null or {...}}               bubblewrap's options (attnlib.grade.sandbox)
+                                             and control groups (attnlib.grade.limits)
 
 With a sandbox, the kernel runs under bubblewrap with the files of the current working
-directory (a temporary copy the grader made) copied into its own working folder, and
-talks to this process over Unix sockets (the ipc transport) in a private folder: no TCP
-port. Without one (the fallback), it runs here with TCP on 127.0.0.1.
+directory (a temporary copy the grader made) copied into its own working folder, in
+control groups of its own (:class:`Cgroups`: memory, CPU share and processes for the
+notebook as a whole), and talks to this process over Unix sockets (the ipc transport)
+in a tmpfs of the sandbox: no TCP port, nothing on this machine's disk. Without one (the
+fallback), it runs here with TCP on 127.0.0.1.
 
 Every answer a notebook's ``check`` records arrives as a display message of type
 ``application/vnd.attnlib.answer+json`` (:mod:`attnlib.selfcheck.record`); each is
@@ -129,6 +135,7 @@ PROTOCOL = "5.3"
 GREETING = b"\xff" + bytes(8) + b"\x7f" + b"\x03\x00" + b"NULL".ljust(20, b"\0") + bytes(32)
 MORE, LONG, COMMAND = 1, 2, 4  # the flags of a frame
 HANDSHAKE_LIMIT = 4096  # bytes the kernel's READY command may take
+HANDSHAKE_TIMEOUT = 10.0  # seconds to connect and exchange the greetings
 FRAME_COST = 64  # bytes a frame costs against the output cap at least (bounds the count)
 CHUNK = 2**18  # bytes read from the socket at once
 CONNECT_POLL = 0.005  # seconds between two looks for the kernel's sockets while it starts
@@ -234,7 +241,7 @@ class Client:
             fd, sock = None, socket.socket()
             address = (info["ip"], info[port])
         try:
-            sock.settimeout(STARTUP_TIMEOUT)
+            sock.settimeout(HANDSHAKE_TIMEOUT)
             sock.connect(address)
         except OSError:  # bound but not listening yet, or gone
             sock.close()
@@ -262,6 +269,7 @@ class Client:
         except (OSError, ValueError) as err:
             sock.close()
             raise Stop("start") from err
+        sock.settimeout(STARTUP_TIMEOUT)  # a request the kernel does not take in time
         return sock
 
     @staticmethod
@@ -489,7 +497,8 @@ def run_cell(client, kernel, code, limits, answers):
 
 
 def message_bytes(msg):
-    """What a message costs against the output cap: its content and buffers, any type."""
+    """A message's content, metadata and buffers in bytes (the cap itself is charged by
+    :class:`Client` on the frames as they arrive)."""
     size = len(json.dumps(msg.get("content", {}), default=str))
     size += len(json.dumps(msg.get("metadata", {}), default=str))
     return size + sum(len(b) for b in msg.get("buffers") or ())

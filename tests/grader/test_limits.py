@@ -365,3 +365,100 @@ def test_60_busy_processes_leave_the_other_slot_within_2x_its_quiet_time(tmp_pat
         seconds[kind] = results[str(honest)]["cell_seconds"]  # its cells ran beside them
     quiet = (seconds["quiet"] + seconds["quiet again"]) / 2
     assert seconds["busy"] < 2 * quiet, (seconds, os.getloadavg())
+
+
+# ---- the pieces, without a sandbox -----------------------------------------------------------
+
+
+@pytest.fixture
+def fake_kernel(tmp_path):
+    """``(key, iopub XPUB, info)``: a fake kernel's sockets in ``tmp_path``."""
+    zmq = pytest.importorskip("zmq")
+    key = os.urandom(32).hex()
+    context = zmq.Context()
+    shell, iopub = context.socket(zmq.ROUTER), context.socket(zmq.XPUB)
+    shell.bind(f"ipc://{tmp_path}/k-1")
+    iopub.bind(f"ipc://{tmp_path}/k-2")
+    info = {"transport": "ipc", "ip": f"{tmp_path}/k", "shell_port": 1, "iopub_port": 2}
+    yield key, iopub, info | {"key": key}
+    context.destroy(linger=0)
+
+
+@pytest.mark.parametrize("frames", [[b"x" * 50_000_000], [b"y" * 900_000] * 50])
+def test_a_message_past_the_cap_stops_before_the_runner_reads_it(fake_kernel, frames):
+    from attnlib.grade import runner
+
+    _, iopub, info = fake_kernel
+    client = runner.Client(info, cap=1_000_000)
+    try:
+        assert iopub.poll(5000) and iopub.recv() == b"\x01"  # subscribed
+        iopub.send_multipart(frames, copy=False)
+        with pytest.raises(runner.Stop, match="output"):
+            client.get_iopub_msg(timeout=10)
+        held = len(client._buf) + sum(map(len, client._frames))
+        assert held <= 1_000_000 + runner.CHUNK  # the cap and one read, never the message
+    finally:
+        client.stop_channels()
+
+
+def test_the_runner_connects_to_no_link_and_no_socket_of_another_uid(tmp_path):
+    from attnlib.grade import runner
+
+    decoy = socket.socket(socket.AF_UNIX)
+    decoy.bind(str(tmp_path / "decoy.sock"))
+    decoy.listen(8)
+    decoy.setblocking(False)
+    inside = tmp_path / "root" / "run" / "kernel"
+    inside.mkdir(parents=True)
+    (inside / "k-1").symlink_to(tmp_path / "decoy.sock")  # a link to a socket of the machine
+    (inside / "k-2").symlink_to(tmp_path / "decoy.sock")
+    info = {"transport": "ipc", "ip": "/run/kernel/k", "shell_port": 1, "iopub_port": 2}
+    info["key"] = "k"
+    root = str(tmp_path / "root")
+    client = runner.Client(info, root=lambda: root, owner=os.geteuid())
+    assert not client.connect()
+    (tmp_path / "root" / "run" / "kernel").rename(tmp_path / "root" / "run" / "real")
+    (tmp_path / "root" / "run" / "kernel").symlink_to(tmp_path)  # a linked folder on the way
+    assert not client.connect()
+    with pytest.raises(BlockingIOError):
+        decoy.accept()  # nobody ever knocked
+    other = socket.socket(socket.AF_UNIX)  # a real socket there, but not the kernel's uid
+    other.bind(str(tmp_path / "root" / "run" / "real" / "k-0"))
+    other.listen(8)
+    other.setblocking(False)
+    info |= {"ip": "/run/real/k", "shell_port": 0, "iopub_port": 0}
+    client = runner.Client(info, root=lambda: root, owner=os.geteuid() + 1)
+    assert not client.connect()
+    with pytest.raises(BlockingIOError):
+        other.accept()
+    other.close()
+    decoy.close()
+
+
+def test_the_cgroup_files_of_v2_and_the_report_without_any(tmp_path):
+    (tmp_path / "cgroup.controllers").write_text("cpuset cpu io memory pids\n")
+    (tmp_path / "cgroup.subtree_control").write_text("")
+    run = cg._v2(str(tmp_path), 2**30, 64)
+    assert (tmp_path / "cgroup.subtree_control").read_text() == "+memory +cpu +pids"
+    [[parent, settings]] = run.plan()["groups"]
+    assert parent == str(tmp_path) and run.plan()["oom"] == [0, "memory.events"]
+    assert settings == [
+        ["memory.max", 2**30],
+        ["memory.swap.max", 0],
+        ["cpu.weight", cg.WEIGHT],
+        ["pids.max", 64],
+    ]
+    none, reason = cg.make(2**30, 64, root=str(tmp_path / "nothing"))
+    assert none is None and "no cgroups here" in reason
+    line = cg.describe(None, reason, {"memory": 2**31, "cpu": 300})
+    assert line.startswith("per notebook: none (no cgroups here")
+    assert "per process only: 2048 MiB of address space, 300 s of CPU" in line
+
+
+def test_without_cgroups_the_report_says_which_limits_hold(tmp_path, sandboxed, monkeypatch):
+    monkeypatch.setattr(cg, "ROOT", str(tmp_path / "no-cgroups"))
+    honest = write(tmp_path / "a_honest" / f"{LESSON}.ipynb", solved())
+    _, report = grade_class([honest.parent])
+    assert "limits per notebook: none (no cgroups here" in report["sandbox_detail"]
+    assert "per process only: 2048 MiB of address space" in report["sandbox_detail"]
+    assert report["all_passed"]
