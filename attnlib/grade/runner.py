@@ -757,7 +757,9 @@ def memory_note(groups):
 
 
 def run(job):
+    started = time.monotonic()
     result = {"answers": {}, "cell_errors": [], "stop": None, "killed": 0}
+    steps = result["seconds"] = {}  # where the time went (benchmarks/grading.py)
     private = tempfile.mkdtemp(prefix="attnlib-kernel-", dir=job.get("private"))
     plan = (job.get("sandbox") or {}).get("cgroups")
     groups = Cgroups(plan) if plan else None
@@ -765,7 +767,9 @@ def run(job):
     limits = {"cell_timeout": job["cell_timeout"], "cell_seconds": 0.0}
     index, ooms = -1, 0
     try:
+        steps["start"] = time.monotonic() - started
         wait_for_ready(client, kernel)
+        steps["ready"] = time.monotonic() - started
         limits["budget_end"] = time.monotonic() + job["budget"]
         for index, code in enumerate(job["cells"]):
             error = run_cell(client, kernel, code, limits, result["answers"])
@@ -778,18 +782,23 @@ def run(job):
     except Stop as stop:
         result["stop"] = {"cell": index, "reason": str(stop)}
     finally:
+        steps["cells"] = time.monotonic() - started
         client.stop_channels()
         result["killed"] = kill_all(kernel)
+        steps["killed"] = time.monotonic() - started
         uid = (job.get("sandbox") or {}).get("uid")
         if uid is not None:  # the namespace died with bwrap; make sure of it
             result["killed"] += kill_uid(uid)
+        steps["uid"] = time.monotonic() - started
         result["exit"] = kernel.returncode
         if groups is not None:
             if result["stop"] and groups.oom_kills() > ooms:
                 result["exit"] = f"{kernel.returncode}: {memory_note(groups)}"
             groups.remove()
+        steps["cgroups"] = time.monotonic() - started
         result["cell_seconds"] = limits["cell_seconds"]
         shutil.rmtree(private, ignore_errors=True)
+        steps["end"] = time.monotonic() - started
     return result
 
 
