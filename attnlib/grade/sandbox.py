@@ -333,6 +333,13 @@ def probe(sandbox):
     return None
 
 
+def unsandboxed_limits(limits):
+    """What holds without the sandbox (no cgroups either), as the end of its reason."""
+    from . import limits as cg
+
+    return "; limits " + cg.describe(None, "no sandbox", limits)
+
+
 def describe(sandbox):
     """One line: what the kernels run in."""
     who = (

@@ -462,3 +462,15 @@ def test_without_cgroups_the_report_says_which_limits_hold(tmp_path, sandboxed, 
     assert "limits per notebook: none (no cgroups here" in report["sandbox_detail"]
     assert "per process only: 2048 MiB of address space" in report["sandbox_detail"]
     assert report["all_passed"]
+
+
+def test_without_the_sandbox_the_report_says_only_per_process_limits_hold(tmp_path):
+    honest = write(tmp_path / "a_honest" / f"{LESSON}.ipynb", solved())
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(io.StringIO()):
+        main(["check", "--json", "-q", "--no-sandbox", str(honest.parent)])
+    report = json.loads(out.getvalue())
+    assert report["sandbox"] is False and report["all_passed"]
+    detail = report["sandbox_detail"]
+    assert detail.startswith("turned off (--no-sandbox); limits per notebook: none (no sandbox)")
+    assert "per process only: 2048 MiB of address space, 300 s of CPU" in detail
