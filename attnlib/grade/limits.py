@@ -94,7 +94,11 @@ def _remove_tree(path, deadline):
 
 
 def _sweep_stale(parent):
-    """Remove the empty groups of graders that are gone (a killed grader leaves them)."""
+    """Remove the empty groups of graders that are gone (a killed grader leaves them).
+
+    Only empty ones: their kernels died with their runners; a group with a process in it
+    may be another grader's (in another pid namespace) and is never touched.
+    """
     try:
         names = os.listdir(parent)
     except OSError:
@@ -103,7 +107,7 @@ def _sweep_stale(parent):
         pid = name[len(PREFIX) :].split("-", 1)[0]
         if name.startswith(PREFIX) and pid.isdigit() and not _alive(int(pid)):
             try:
-                _remove_tree(os.path.join(parent, name), time.monotonic() + 1)
+                os.rmdir(os.path.join(parent, name))
             except OSError:
                 pass
 

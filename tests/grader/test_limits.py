@@ -474,3 +474,33 @@ def test_without_the_sandbox_the_report_says_only_per_process_limits_hold(tmp_pa
     detail = report["sandbox_detail"]
     assert detail.startswith("turned off (--no-sandbox); limits per notebook: none (no sandbox)")
     assert "per process only: 2048 MiB of address space, 300 s of CPU" in detail
+
+
+def test_a_dead_graders_empty_groups_are_removed_and_busy_ones_never_touched(cgroups_here):
+    import subprocess
+
+    dead = next(p for p in range(4_000_000, 4_100_000) if not os.path.exists(f"/proc/{p}"))
+    parent = cgroups_here.parents[0]
+    empty = os.path.join(parent, f"{cg.PREFIX}{dead}-aaaaaa-1")
+    busy = os.path.join(parent, f"{cg.PREFIX}{dead}-aaaaaa-2")
+    os.mkdir(empty)
+    os.mkdir(busy)
+    sleeper = subprocess.Popen(["sleep", "60"])
+    try:
+        with open(os.path.join(busy, "cgroup.procs"), "w") as f:
+            f.write(str(sleeper.pid))
+        run, _ = cg.make(sb.MEMORY, sb.PROCESSES)
+        assert run is not None
+        assert not os.path.exists(empty)
+        assert os.path.exists(busy) and sleeper.poll() is None  # maybe another grader's
+    finally:
+        sleeper.kill()
+        sleeper.wait()
+        for _ in range(100):
+            try:
+                os.rmdir(busy)
+                break
+            except FileNotFoundError:
+                break
+            except OSError:
+                time.sleep(0.02)
