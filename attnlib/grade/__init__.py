@@ -142,7 +142,7 @@ def make_sandbox(registry, limits, bwrap=None, enabled=True, slots=1):
     box = sb.Sandbox(bwrap=sb.bwrap_program(bwrap), package=package, installed=installed)
     box.limits = limits
     if not enabled:
-        return None, "turned off (--no-sandbox)", folder
+        return None, "turned off (--no-sandbox)" + sb.unsandboxed_limits(limits), folder
     try:
         box.lease(max(1, slots))
     except OSError as err:
@@ -151,7 +151,7 @@ def make_sandbox(registry, limits, bwrap=None, enabled=True, slots=1):
     reason = sb.probe(box)
     if reason:
         box.release()
-        return None, reason, folder
+        return None, reason + sb.unsandboxed_limits(limits), folder
     return box, sb.describe(box), folder
 
 

@@ -16,16 +16,20 @@ package ``bubblewrap``) with
   Python installation and the virtual environment read-only, a stripped copy of the
   course package mounted over the installed one (:func:`strip_package`: no expected
   values, mistakes, checkers or grader), size-limited tmpfs ``/tmp``, ``/dev/shm`` and
-  home, the notebook and its listed files copied into ``/home/student/work``, and one
-  private folder of the runner's (``/run/kernel``) for the kernel's Unix sockets (the ipc
-  transport: no TCP port). The course repository, ``/root``, the instructor's home,
-  other students' folders and kernels, ``/proc`` of the grader and ``/etc/shadow`` are
-  not there;
-- resource limits set before it starts: address space, CPU seconds, processes, file
-  size; the environment is built from scratch (no ``TMUX``, no instructor variables).
+  home, the notebook and its listed files copied into ``/home/student/work``, and a
+  tmpfs of :data:`IPC_SIZE` bytes (``/run/kernel``) for the connection file and the
+  kernel's Unix sockets (the ipc transport: no TCP port), which the runner reaches
+  through the sandbox's root without following any link (:class:`runner.Client`). The
+  course repository, ``/root``, the instructor's home, other students' folders and
+  kernels, ``/proc`` of the grader and ``/etc/shadow`` are not there;
+- resource limits set before it starts: per process address space, CPU seconds and file
+  size, processes per uid; per notebook (all its processes together) memory, an equal
+  CPU share per slot and processes, with control groups (:mod:`.limits`) where the
+  machine allows; the environment is built from scratch (no ``TMUX``, no instructor
+  variables).
 
-Nothing outside the sandbox is writable by the kernel except its socket folder, which
-the runner removes afterwards.
+Nothing outside the sandbox is writable by the kernel, and everything it wrote is in
+memory the sandbox's tmpfs counts, gone with the sandbox.
 
 :func:`probe` says whether a sandbox can be made here, and why not.
 """
@@ -47,6 +51,7 @@ CPU = 300  # CPU seconds per kernel process (RLIMIT_CPU)
 PROCESSES = 128  # processes and threads per slot (RLIMIT_NPROC)
 FILE_SIZE = 256 * 2**20  # bytes one file may grow to (RLIMIT_FSIZE)
 TMPFS = 256 * 2**20  # bytes of each of /tmp, /dev/shm and the home folder
+IPC_SIZE = 2**20  # bytes of the sockets' tmpfs (sockets take none; the connection file)
 HOME = "/home/student"
 WORKDIR = HOME + "/work"
 IPC = "/run/kernel"
@@ -85,6 +90,8 @@ class Sandbox:
     root: bool = field(default_factory=lambda: os.geteuid() == 0)
     limits: dict = field(default_factory=dict)
     uids: list = field(default_factory=list)  # leased by :meth:`lease`, one per slot
+    cgroups: object = None  # the run's control groups (limits.Run), made by :meth:`lease`
+    cgroups_reason: str = "not made yet"  # why there are none
     _locks: list = field(default_factory=list)
 
     def lease(self, slots):
@@ -95,6 +102,12 @@ class Sandbox:
         """
         import fcntl
 
+        from . import limits as cg
+
+        self.cgroups, self.cgroups_reason = cg.make(
+            self.limits.get("memory", MEMORY),
+            self.limits.get("processes", PROCESSES),
+        )
         if not self.root:
             return
         os.makedirs(LOCKS, mode=0o700, exist_ok=True)
@@ -114,6 +127,9 @@ class Sandbox:
             raise OSError(f"no free sandbox uid between {FIRST_UID} and {FIRST_UID + UID_RANGE}")
 
     def release(self):
+        if self.cgroups is not None:
+            self.cgroups.remove()
+            self.cgroups = None
         for fd in self._locks:
             os.close(fd)
         self._locks.clear()
@@ -128,12 +144,13 @@ class Sandbox:
             command += ["--inh-caps=-all", "--bounding-set=-all", "--no-new-privs", "--"]
         return {
             "bwrap": args,
-            "command": [*command, sys.executable],
+            "command": [*command, executable()],
             "uid": uid,
             "ipc": IPC,
             "workdir": WORKDIR,
             "env": environment(),
             "rlimits": rlimits(self.limits, per_uid=uid is not None),
+            "cgroups": self.cgroups.plan() if self.cgroups is not None else None,
         }
 
     def options(self, uid):
@@ -169,7 +186,8 @@ class Sandbox:
         opts += ["--proc", "/proc", "--dev", "/dev"]
         opts += ["--size", size, "--perms", "1777", "--tmpfs", "/dev/shm"]
         opts += ["--perms", "0777", "--dir", WORKDIR]
-        opts += ["--perms", "0755", "--dir", os.path.dirname(IPC)]  # the runner binds IPC here
+        opts += ["--perms", "0755", "--dir", os.path.dirname(IPC)]
+        opts += ["--size", str(IPC_SIZE), "--perms", "1777", "--tmpfs", IPC]
         return opts
 
 
@@ -187,9 +205,14 @@ def python_paths():
     return [p for i, p in enumerate(found) if not any(p.startswith(q + os.sep) for q in found[:i])]
 
 
+def executable():
+    """This Python by a path without ``..`` (the folders it passes are not in the sandbox)."""
+    return os.path.normpath(os.path.abspath(sys.executable))
+
+
 def environment():
     """The kernel's whole environment: nothing of the grader's is passed on."""
-    venv_bin = os.path.dirname(sys.executable)
+    venv_bin = os.path.dirname(executable())
     return {
         "PATH": f"{venv_bin}:/usr/local/bin:/usr/bin:/bin",
         "HOME": HOME,
@@ -310,6 +333,13 @@ def probe(sandbox):
     return None
 
 
+def unsandboxed_limits(limits):
+    """What holds without the sandbox (no cgroups either), as the end of its reason."""
+    from . import limits as cg
+
+    return "; limits " + cg.describe(None, "no sandbox", limits)
+
+
 def describe(sandbox):
     """One line: what the kernels run in."""
     who = (
@@ -317,7 +347,10 @@ def describe(sandbox):
         if sandbox.root
         else "an unprivileged user namespace (the grader's uid outside)"
     )
+    from . import limits as cg
+
+    held = cg.describe(sandbox.cgroups, sandbox.cgroups_reason, sandbox.limits)
     return (
         f"bubblewrap ({sandbox.bwrap}): {who}; no network; own pid namespace; course package "
-        "without the answer key; nothing outside the sandbox writable"
+        f"without the answer key; nothing outside the sandbox writable; limits {held}"
     )
