@@ -25,6 +25,7 @@ from attnlib.checkers import lesson_09 as L9
 from attnlib.checkers import lesson_14 as L12
 from attnlib.checkers import lesson_16 as L14
 from attnlib.checkers import lesson_18 as L16
+from attnlib.checkers import lesson_90 as L90
 from tests.checker_cases import (
     ROOT,
     assert_mistake,
@@ -229,6 +230,16 @@ def causal_key_blocks(Q, K, V, block_size, mask=True, no_max=False):
 
 # ---- RIGHT: answers that pass ----------------------------------------------------------------
 J_HAND = [[1 / 4, -1 / 8, -1 / 8], [-1 / 8, 3 / 16, -1 / 16], [-1 / 8, -1 / 16, 3 / 16]]
+# grad_chain_by_hand, measured by nudging the exercise's step (not its J^T G)
+CHAIN_BY_NUDGING = attnlib.central_difference(
+    lambda m: float((L14.CHAIN_G * L14.chain_step(m)).sum()), L14.CHAIN_M
+)
+CHAIN_J_NUDGED = np.array(  # J[i, j] = d y_i / d m_j, one output at a time
+    [
+        attnlib.central_difference(lambda m, i=i: float(L14.chain_step(m)[i]), L14.CHAIN_M)
+        for i in (0, 1)
+    ]
+)
 ROW_16 = np.concatenate([L16.BLOCK_1, L16.BLOCK_2])
 
 RIGHT = [
@@ -311,9 +322,11 @@ RIGHT = [
     ),
     ("grad_jacobian_by_hand", J_HAND),
     ("grad_jacobian_by_hand", np.round(J_HAND, 4)),  # rounded by hand
+    ("grad_chain_by_hand", CHAIN_BY_NUDGING),  # measured by nudging, not by J^T G
+    ("grad_chain_by_hand", [4, 1]),  # by hand, as integers
     ("grad_predict_tied", "stays"),
     ("grad_fix_backward", backward),
-    ("grad_fix_backward", L14._variant(None)),
+    ("grad_fix_backward", L90._variant(None)),
     ("grad_masked_backward", masked_backward),
     # 18
     ("cost_matrix_mib", 4096 * 4096 * 8 / 2**20),
@@ -478,6 +491,8 @@ WRONG = [
     ),
     ("grad_jacobian_by_hand", np.diag([0.5, 0.25, 0.25]), "jacobian_missing_outer"),
     ("grad_jacobian_by_hand", -np.array(J_HAND), "jacobian_sign"),
+    ("grad_chain_by_hand", CHAIN_J_NUDGED @ L14.CHAIN_G, "chain_not_transposed"),
+    ("grad_chain_by_hand", CHAIN_J_NUDGED.sum(axis=0), "chain_without_G"),
     ("grad_predict_tied", "vanishes", "tied_scores_keep_gradient"),
     ("grad_predict_tied", "grows", "tied_scores_keep_gradient"),
     ("grad_masked_backward", lambda Q, K, V, G, m: backward(Q, K, V, G), "mask_ignored"),

@@ -31,6 +31,7 @@ ORDER = (
     "multi_head_and_cross_attention",
     "transformer_block",
     "gradients",
+    "attention_backward",
     "training_an_attention_head",
     "cost_and_memory",
     "precision",

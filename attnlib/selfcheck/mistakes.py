@@ -143,6 +143,14 @@ MISTAKES = {
         "the signs are flipped: raising a score raises its own weight (diagonal p_i (1 - p_i)"
         " is positive) and lowers the others (off the diagonal -p_i p_j is negative)."
     ),
+    "chain_not_transposed": (
+        "that is J G, the Jacobian read along its rows: the gradient of input j collects "
+        "column j of J (how every output moves per unit of m_j), weighted by G: J^T G."
+    ),
+    "chain_without_G": (
+        "each output's move counts with its own weight G_i: add G_1 times y_1's move and G_2 "
+        "times y_2's, not the moves alone."
+    ),
     "softmax_skipped": (
         "the gradient went from A to S as if softmax were not there: dS_i must go through the"
         " row's Jacobian, a * (dA - (a . dA))."

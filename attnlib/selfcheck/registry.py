@@ -42,6 +42,7 @@ LESSONS = (
     "23_sliding_window_attention",
     "24_flash_attention",
     "25_tiny_gpt",
+    "90_attention_backward",
 )
 
 
