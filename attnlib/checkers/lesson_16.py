@@ -91,12 +91,12 @@ GRAD_JACOBIAN_BY_HAND = Exercise(
 
 
 # ---- grad_chain_by_hand: the chain rule with G on a step with two outputs ------------------
-CHAIN_M = np.array([1.0, 2.0])  # the inputs (m_1, m_2)
-CHAIN_G = np.array([2.0, -1.0])  # the loss's gradient with respect to (y_1, y_2)
+CHAIN_M = np.array([1.0, 2.0])  # the inputs (m_0, m_1)
+CHAIN_G = np.array([2.0, -1.0])  # the loss's gradient with respect to (y_0, y_1)
 
 
 def chain_step(m):
-    """The exercise's step: y_1 = 3 m_1 + m_2 and y_2 = m_1 m_2."""
+    """The exercise's step: y_0 = 3 m_0 + m_1 and y_1 = m_0 m_1."""
     return np.array([3 * m[0] + m[1], m[0] * m[1]])
 
 
@@ -109,8 +109,8 @@ GRAD_CHAIN_BY_HAND = Exercise(
     kind="value",
     answer="dL_dm",
     hints=[
-        "A unit nudge of m_1 moves y_1 by 3 and y_2 by m_2 = 2: column 1 of the Jacobian.",
-        "Each output's move is worth its G: add G_1 times y_1's move and G_2 times y_2's.",
+        "A unit nudge of m_0 moves y_0 by 3 and y_1 by m_1 = 2: column 0 of the Jacobian.",
+        "Each output's move is worth its G: add G_0 times y_0's move and G_1 times y_1's.",
     ],
     solution=lambda: (
         f"dL_dm = {(CHAIN_J.T @ CHAIN_G).tolist()}"

@@ -148,8 +148,8 @@ MISTAKES = {
         "column j of J (how every output moves per unit of m_j), weighted by G: J^T G."
     ),
     "chain_without_G": (
-        "each output's move counts with its own weight G_i: add G_1 times y_1's move and G_2 "
-        "times y_2's, not the moves alone."
+        "each output's move counts with its own weight G_i: add G_0 times y_0's move and G_1 "
+        "times y_1's, not the moves alone."
     ),
     "softmax_skipped": (
         "the gradient went from A to S as if softmax were not there: dS_i must go through the"
