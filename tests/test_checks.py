@@ -510,6 +510,9 @@ WRONG = [
         ("grad_fix_backward", lambda Q, K, V, G, m=mistake: backward(Q, K, V, G, m), mistake)
         for mistake in ("jacobian_missing_outer", "softmax_skipped", "backward_unscaled", "wrong_d")
     ],
+    # 17: counting eat's rows from 1 picks the two that do move
+    ("predict_untouched_rows", "rows 1 and 3", "rows_counted_from_1"),
+    ("predict_untouched_rows", "none", "dw_zero_input"),
     # 18
     ("cost_matrix_mib", 4096 * 8 / 2**20, "linear_in_n"),
     ("cost_matrix_mib", 4096 * 4096 * 4 / 2**20, "float32_bytes"),

@@ -103,7 +103,7 @@ PREDICT_UNTOUCHED_ROWS = Exercise(
     expected="rows 0 and 2",
     options=("rows 0 and 2", "rows 1 and 3", "none", "all four"),
     mistakes={
-        "rows 1 and 3": "off_by_one",
+        "rows 1 and 3": "rows_counted_from_1",
         "none": "dw_zero_input",
         "all four": "dw_zero_input",
     },

@@ -38,6 +38,10 @@ MISTAKES = {
         "that is a row (one token's vector); a column, one feature across every token, is X[:, j]."
     ),
     "off_by_one": "numpy counts from 0: the table's dim 3 is index 2.",
+    "rows_counted_from_1": (
+        "rows are counted from 0, as numpy counts them: eat's input (0, 2, 0, 1) is 0 at "
+        "indices 0 and 2, so rows 0 and 2 of dW_Q = X^T dQ get nothing; rows 1 and 3 move."
+    ),
     "no_keepdims": (
         "a row's max and sum must stay columns, shape (n_q, 1): use keepdims=True, or numpy "
         "lines them up with the columns (square scores) or refuses to (n_q != n_k)."
