@@ -32,6 +32,7 @@ ORDER = (
     "transformer_block",
     "gradients",
     "attention_backward",
+    "weight_gradients",
     "training_an_attention_head",
     "cost_and_memory",
     "precision",

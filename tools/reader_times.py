@@ -46,9 +46,12 @@ MEASURED = {
     # (attention_backward trimmed from about 46 minutes: bug zoo, angle detour, spread columns).
     "gradients": (26, 20),
     "attention_backward": (35, 25),
-    # holds two lessons, the weights' gradients (dW, dX, dW_O) and training on the copy task:
-    # over one sitting until it is split
-    "training_an_attention_head": (42, 30),
+    # weight_gradients and training_an_attention_head: the two halves of the old
+    # training_an_attention_head (timed 42 + 30), split after that reading; these minutes are
+    # that reader's section-by-section times of the unsplit lesson, summed per part
+    # (up to "Multi-head: dW_O" and from the copy task on), not yet a fresh timing of each
+    "weight_gradients": (22, 15),
+    "training_an_attention_head": (20, 20),
     "cost_and_memory": (34, 25),
     "precision": (33, 22),
     "checking_against_a_framework": (32, 18),

@@ -461,6 +461,18 @@ MISTAKES = {
         "the sign is flipped: subtract the loss with the weight lowered from the loss with it "
         "raised, so a loss that grows with the weight gives a positive slope."
     ),
+    "key_row_reads_value": (
+        "row 0 of W_K reads each token's value, which differs from key to key, so it changes "
+        "how a query's scores differ and gets a gradient (W_V, not W_K, is held fixed)."
+    ),
+    "key_row_reads_marker": (
+        "row 1 of W_K reads the marker, the one column that tells the marked key apart: it is "
+        "the row training moves most."
+    ),
+    "score_shift_has_gradient": (
+        "softmax ignores a shift of all of a query's scores (lesson 05), so a weight that only "
+        "adds the same amount to every key's score gets gradient 0 and never moves."
+    ),
     # ---- lessons 19 and 20: precision, checking against a framework -------------------------
     "exponent_all_ones": (
         "the all-ones exponent is kept for inf and nan: float16's top ordinary exponent is 15, "

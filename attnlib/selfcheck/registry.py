@@ -43,6 +43,7 @@ LESSONS = (
     "24_flash_attention",
     "25_tiny_gpt",
     "90_attention_backward",
+    "94_weight_gradients",
 )
 
 
