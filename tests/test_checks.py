@@ -88,6 +88,17 @@ def masked_attention_big_negative(Q, K, V, mask):
     return softmax_rows(S) @ V
 
 
+def zero_empty_rows(masked):
+    """A masked attention that gives a query with no visible key a row of zeros."""
+
+    def repaired(Q, K, V, mask):
+        seen = np.any(mask, axis=-1, keepdims=True)  # (n_q, 1)
+        with np.errstate(invalid="ignore"):
+            return np.where(seen, masked(Q, K, V, mask | ~seen), 0.0)
+
+    return repaired
+
+
 def split(Z, n_heads):
     n, width = Z.shape
     return Z.reshape(n, n_heads, width // n_heads).transpose(1, 0, 2)
@@ -180,7 +191,12 @@ def masked_backward(Q, K, V, dOutput, mask, mistake=None):
     return dS @ K / np.sqrt(d_k), dS.T @ Q / np.sqrt(d_k), dV
 
 
-def causal_tiles(Q, K, V, block_size, mask_inside=True, rescale_a=True):
+def column_weights(S):
+    """A stable softmax down the columns: the wrong axis, and no other slip."""
+    return softmax_rows(S.T).T
+
+
+def causal_tiles(Q, K, V, block_size, mask_inside=True, rescale_a=True, no_max=False):
     """Causal blocked attention in tiles of queries, skipping the key blocks above them."""
     n, d_k = Q.shape
     out = np.zeros((n, V.shape[1]))
@@ -193,7 +209,7 @@ def causal_tiles(Q, K, V, block_size, mask_inside=True, rescale_a=True):
             j = np.arange(ks, ks + S_b.shape[1])[None, :]
             if mask_inside:
                 S_b = np.where(j <= i, S_b, -np.inf)
-            m_new = np.maximum(m, S_b.max(axis=1, keepdims=True))
+            m_new = np.maximum(m, S_b.max(axis=1, keepdims=True)) if not no_max else 0 * S_b[:, :1]
             P_b = np.exp(S_b - m_new)
             l_sum = l_sum * np.exp(m - m_new) + P_b.sum(axis=1, keepdims=True)
             a_sum = (a_sum * np.exp(m - m_new) if rescale_a else a_sum) + P_b @ V[
@@ -291,7 +307,6 @@ RIGHT = [
     ("sqrt_fix_scaled_twice", self_attention),
     ("sqrt_jacobian_psd", VARIANCE_FORM),
     ("sqrt_jacobian_psd", PAIRWISE_FORM),  # another sum of squares
-    ("sqrt_jacobian_psd", sp.expand(VARIANCE_FORM)),  # expanded: still >= 0 where p >= 0
     # 09
     ("mask_causal", [[1, 0, 0, 0], [1, 1, 0, 0], [1, 1, 1, 0], [1, 1, 1, 1]]),
     ("mask_causal", np.tril(np.ones((4, 4), dtype=bool))),
@@ -301,8 +316,8 @@ RIGHT = [
     ("mask_padding", lambda lengths, n_k: attnlib.padding_mask(lengths, n_k=n_k)),
     ("mask_padding", padding_mask_loop),
     # 10
-    ("mask_fix_attention", masked_attention),
-    ("mask_fix_attention", masked_attention_big_negative),
+    ("mask_fix_attention", zero_empty_rows(masked_attention)),
+    ("mask_fix_attention", zero_empty_rows(masked_attention_big_negative)),
     ("mask_predict_finite_fill", "uniform"),
     ("mask_kv_cache", [[1, 1, 1, 1, 0], [1, 1, 1, 1, 1]]),
     ("mask_kv_cache", np.arange(5)[None, :] <= np.arange(2)[:, None] + 3),
@@ -396,10 +411,8 @@ WRONG = [
     ),
     (
         "formula_self_attention",
-        lambda X, a, b, c: (
-            naive_softmax((X @ a) @ (X @ b).T / np.sqrt(a.shape[1]), axis=0) @ (X @ c)
-        ),
-        "wrong_axis",
+        lambda X, a, b, c: column_weights((X @ a) @ (X @ b).T / np.sqrt(a.shape[1])) @ (X @ c),
+        "wrong_axis",  # over the columns only: a second slip (no max) would hide the name
     ),
     (
         "formula_self_attention",
@@ -433,6 +446,8 @@ WRONG = [
     ("sqrt_fix_scaled_twice", scaled_by(lambda X, Q, V: 1), "unscaled"),
     ("sqrt_jacobian_psd", (V_SYM.T * J_SYM * V_SYM)[0], "psd_not_sum_of_squares"),
     ("sqrt_jacobian_psd", sp.expand((V_SYM.T * J_SYM * V_SYM)[0]), "psd_not_sum_of_squares"),
+    # expanded, the variance form is >= 0 where p >= 0, but nothing in its form shows it
+    ("sqrt_jacobian_psd", sp.expand(VARIANCE_FORM), "psd_not_sum_of_squares"),
     (
         "sqrt_jacobian_psd",
         sum(p_i * (v_i - sum(V_SYM) / 3) ** 2 for p_i, v_i in zip(P_SYM, V_SYM, strict=True)),
@@ -445,7 +460,7 @@ WRONG = [
     ("mask_weights", softmax_rows(S_SCALED) * CAUSAL_3, "mask_after_softmax"),
     ("mask_weights", softmax_rows(S_SCALED), "mask_ignored"),
     ("mask_weights", softmax_rows(np.where(CAUSAL_3, S, -np.inf)), "unscaled"),
-    ("mask_weights", softmax_rows(np.where(CAUSAL_3.T, S_SCALED, -np.inf)), "transposed"),
+    ("mask_weights", softmax_rows(np.where(CAUSAL_3.T, S_SCALED, -np.inf)), "causal_sees_future"),
     ("mask_weights", L9.WEIGHTS_CAUSAL.T, "transposed"),
     (
         "mask_padding",
@@ -534,7 +549,7 @@ WRONG = [
     # every query at once over every key block, masked: right numbers, but no block skipped
     ("blocked_causal", causal_key_blocks, "blocks_not_skipped"),
     ("blocked_causal", lambda *a: causal_key_blocks(*a, mask=False), "mask_ignored"),
-    ("blocked_causal", lambda *a: causal_key_blocks(*a, no_max=True), "overflow"),
+    ("blocked_causal", lambda *a: causal_tiles(*a, no_max=True), "overflow"),
 ]
 
 

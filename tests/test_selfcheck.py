@@ -132,7 +132,8 @@ def test_wrong_d_is_named_where_d_model_differs_from_d_k():
 
 
 def column_softmax(x):
-    return np.exp(x) / np.exp(x).sum(axis=0, keepdims=True)
+    e = np.exp(x - x.max(axis=0, keepdims=True))  # stable, along the wrong axis only
+    return e / e.sum(axis=0, keepdims=True)
 
 
 def mixed_axis_softmax(x):
@@ -199,7 +200,7 @@ FUNCTION_MISTAKES = [
     ),
     (
         "scaled_scores_batched",
-        lambda Q, K: Q @ np.swapaxes(K, -1, -2) / np.sqrt(Q.shape[1]),
+        lambda Q, K: Q @ np.swapaxes(K, -1, -2) / np.sqrt(Q.shape[-2]),
         "counted_tokens",
     ),
 ]
@@ -242,7 +243,7 @@ def test_hand_rounding_is_accepted_only_within_one_unit_of_the_last_decimal():
 def test_wrong_function_says_which_input_and_entry():
     feedback = check("attention", lambda Q, K, V: 0 * learner_attention(Q, K, V), quiet=True)
     assert feedback.mistake is None
-    assert "on inputs Q (3, 4), K (5, 4), V (5, 2)" in feedback.message
+    assert "on inputs Q (4, 6), K (5, 6), V (5, 3)" in feedback.message  # the first case
 
 
 @pytest.mark.parametrize(
@@ -301,7 +302,7 @@ def raises(Q, K, V):
         (lambda Q, K, V: None, "wrong", "returned None .*`return` missing"),
         (lambda Q, K, V: (learner_attention(Q, K, V), None), "wrong", "tuple of 2"),
         (lambda Q: Q, "error", "TypeError"),
-        (lambda Q, K, V: Q, "wrong", r"shape \(3, 4\) .* expected \(3, 2\)"),
+        (lambda Q, K, V: Q, "wrong", r"shape \(4, 6\) .* expected \(4, 3\)"),
     ],
 )
 def test_odd_functions_give_one_clear_line(function, status, says, capsys):

@@ -4,6 +4,7 @@ transfer task, one_hot() (X from a vocabulary instead of a table of vectors)."""
 import numpy as np
 
 from .. import example as ex
+from ..selfcheck.contract import Domain, ResultType
 from ..selfcheck.exercise import Exercise
 
 VECTORS = {token: ex.X[i] for i, token in enumerate(ex.TOKENS)}
@@ -32,7 +33,8 @@ X_SHAPE = Exercise(
     answer="predicted_shape",
     hints=[
         "The first number counts rows (tokens), the second counts columns (features).",
-        "Seven tokens of six numbers each: (7, 6).",
+        "Count the tokens of the sentence in the exercise, then the numbers in one token's "
+        "vector; rows come first.",
     ],
     solution="predicted_shape = (7, 6)  # n = 7 rows, d_model = 6 columns",
     expected=(7, 6),
@@ -48,7 +50,8 @@ FEATURE_COLUMN = Exercise(
     answer="column",
     hints=[
         "A feature is a column: pick every row and one column.",
-        "dim 3 in the printed table is index 2 in numpy: X[:, 2].",
+        "The printed table counts dims from 1, numpy counts indices from 0: a dim's index "
+        "is one lower. In X[rows, column], a bare `:` picks every row.",
     ],
     solution=lambda: f"column = X[:, 2]  # {ex.X[:, 2].tolist()}: every row, index 2",
     expected=ex.X[:, 2],
@@ -75,6 +78,16 @@ EMBED_CASES = [
 ]
 
 
+def _draw_embed(rng):
+    """A table of non-integer floats (an int array would round them) for a vocabulary in no
+    particular order, and a sentence shorter or longer than the table, with repeats."""
+    words = list(rng.permutation(["seeds", "birds", "eat", "fly", "sing", "nest"]))
+    d_model = int(rng.integers(2, 6))
+    table = {str(w): np.round(rng.normal(size=d_model), 2) + 0.25 for w in words}
+    tokens = [str(w) for w in rng.choice(words, size=int(rng.integers(1, 9)))]
+    return tokens, table
+
+
 def _rows_in_table_order(tokens, table):
     return np.array(list(table.values()), dtype=np.float64)
 
@@ -86,11 +99,19 @@ EMBED = Exercise(
     answer="embed",
     hints=[
         "Look each token up in the table, in the order of the tokens.",
-        "Stack the vectors as rows: np.array([table[t] for t in tokens]).",
+        "Collect the looked-up vectors in a list, in order; np.array of a list of "
+        "equal-length vectors stacks them as rows. Ask for floats with dtype=float.",
     ],
     solution="def embed(tokens, table):\n"
     "    return np.array([table[token] for token in tokens], dtype=float)  # (n, d_model)",
     cases=EMBED_CASES,
+    domain=Domain(
+        "tokens of any length (repeats allowed) and a table of float vectors of any width",
+        _draw_embed,
+        count=4,
+        seed=11,
+    ),
+    constraints=(ResultType("f", "a float array, one row per token"),),
     reference=_embed,
     mistakes=[
         ("tokens_as_columns", lambda tokens, table: _embed(tokens, table).T),
@@ -108,8 +129,22 @@ def _one_hot(tokens, vocab):
     return X
 
 
+def _draw_one_hot(rng):
+    """A vocabulary in no particular order (never sorted) and a sentence from it."""
+    words = ["seeds", "birds", "eat", "fly", "sing", "nest", "ant"]
+    vocab = [str(w) for w in rng.permutation(words)[: int(rng.integers(3, 8))]]
+    if vocab == sorted(vocab):
+        vocab = vocab[::-1]
+    return [str(w) for w in rng.choice(vocab, size=int(rng.integers(1, 10)))], vocab
+
+
+def _one_hot_sorted(tokens, vocab):
+    return _one_hot(tokens, sorted(vocab))  # np.unique(vocab): the words sorted
+
+
 ONE_HOT_CASES = [
     (["seeds", "birds", "eat", "eat"], ["birds", "eat", "seeds"]),  # n = 4 > len(vocab) = 3
+    (["birds", "eat", "seeds"], ["seeds", "birds", "eat"]),  # a vocabulary not in order
     (["c", "a", "e", "a", "b"], list("abcdef")),  # n = 5, d_model = 6, a repeated token
     (["f"], list("abcdef")),  # one token
     (list(ex.TOKENS), list(ex.TOKENS)),  # the sentence itself: X is the identity
@@ -123,8 +158,10 @@ ONE_HOT = Exercise(
     answer="one_hot",
     hints=[
         "Every row is one token, as in X; its only 1 sits in the column of that word in vocab.",
-        "Start from np.zeros((len(tokens), len(vocab))) and set one entry per row.",
-        "X[i, vocab.index(token)] = 1 for each position i and its token.",
+        "Start from an all-zero array with one row per token and one column per word of "
+        "vocab, then set one entry in each row.",
+        "vocab.index(word) is the column of a word, whatever order vocab is in; "
+        "enumerate(tokens) gives each row's position beside its token.",
     ],
     solution="def one_hot(tokens, vocab):\n"
     "    X = np.zeros((len(tokens), len(vocab)))  # (n, d_model) with d_model = len(vocab)\n"
@@ -132,9 +169,16 @@ ONE_HOT = Exercise(
     "        X[i, vocab.index(token)] = 1.0\n"
     "    return X",
     cases=ONE_HOT_CASES,
+    domain=Domain(
+        "a vocabulary in any order and a sentence of any length drawn from it",
+        _draw_one_hot,
+        count=4,
+        seed=12,
+    ),
     reference=_one_hot,
     mistakes=[
         ("tokens_as_columns", lambda tokens, vocab: _one_hot(tokens, vocab).T),
+        ("one_hot_sorted_vocab", _one_hot_sorted),
         ("one_hot_position", lambda tokens, vocab: np.eye(len(tokens), len(vocab))),
     ],
     arg_names=("tokens", "vocab"),

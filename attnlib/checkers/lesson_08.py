@@ -13,6 +13,7 @@ import numpy as np
 import sympy as sp
 
 from ..core import softmax
+from ..selfcheck.contract import Symbolic
 from ..selfcheck.exercise import Exercise
 from ..selfcheck.judge import check_expression, check_function, passed, wrong
 from ..selfcheck.run import expression_function
@@ -71,8 +72,11 @@ SQRT_JACOBIAN_ROW_SUMS = Exercise(
     answer="row_sums",
     hints=[
         "The sums of the rows of a matrix J are the entries of J times a column of ones.",
-        "Build J = sp.diag(*p) - p * p.T from the free symbols, then multiply by sp.ones(3, 1).",
-        "row_sums = (sp.diag(*p) - p * p.T) * sp.ones(3, 1); sp.factor shows p_i (1 - sum p).",
+        "J = diag(p) - p p^T: in sympy, sp.diag(*p) is diag(p) and the outer product of "
+        "the column p with itself is p times its transpose. Then multiply by a column of "
+        "three ones.",
+        "sp.factor each entry: row i should come out as p_i times (1 minus the sum of the "
+        "p's), which is 0 on the simplex.",
     ],
     solution=(
         "J = sp.diag(*p) - p * p.T  # (3, 3), p_1, p_2, p_3 still free\n"
@@ -113,7 +117,8 @@ SQRT_PREDICT_DIVIDE_BY_D_K = Exercise(
     answer="prediction",
     hints=[
         "Var(q . k) = d_k for unit entries. What is Var(q . k / d_k)?",
-        "Var(x / c) = Var(x) / c^2: dividing by d_k leaves variance 1 / d_k, which shrinks.",
+        "Var(x / c) = Var(x) / c^2: work out the variance of q . k / d_k, then think about "
+        "what scores that bunch closer together as d_k grows do to softmax.",
     ],
     solution=f"prediction = {DIVIDE_ANSWER!r}  # the scores bunch up, the weights go to 1/16",
     expected=DIVIDE_ANSWER,
@@ -151,7 +156,8 @@ SQRT_FIX_SCALED_TWICE = Exercise(
     hints=[
         "Follow one score q . k through the function: what is it divided by, in total?",
         "Q is divided by sqrt(d_k) when it is made, and Q K^T by sqrt(d_k) again: d_k in all.",
-        "Keep one of the two divisions: Q = X @ W_Q, and S = Q @ K.T / np.sqrt(Q.shape[-1]).",
+        "Keep exactly one of the two divisions, the one the formula has: on the scores Q "
+        "K^T, not on Q.",
     ],
     solution="def self_attention(X, W_Q, W_K, W_V):\n"
     "    Q, K, V = X @ W_Q, X @ W_K, X @ W_V  # no division here\n"
@@ -194,6 +200,20 @@ _PLANE = [
     (-0.5, 1.0, 0.5, 1.0, 0.0, 0.0),  # v^T J v = -0.75
     (1.5, -1.0, 0.5, 0.0, 2.0, 1.0),  # v^T J v = -5.75
 ]
+# many more points, seeded: weights on the simplex, weights >= 0 off it at several scales
+# (p = (1.5, 0, 0), v = (1, 0, 0) first: v^T J v + 2 (p_1 + p_2 + p_3 - 1)^2 is -0.25 there)
+_rng_psd = np.random.default_rng(83)
+_ON += [
+    tuple(np.concatenate([_rng_psd.dirichlet(np.ones(3)), 2 * _rng_psd.normal(size=3)]).tolist())
+    for _ in range(8)
+]
+_OFF += [(1.5, 0.0, 0.0, 1.0, 0.0, 0.0)] + [
+    tuple(
+        np.concatenate([_rng_psd.uniform(0, s, 3), s * _rng_psd.normal(size=3)]).round(3).tolist()
+    )
+    for s in (0.5, 1.0, 2.0, 4.0)
+    for _ in range(6)
+]
 PSD_POINTS = _ON + _OFF + _PLANE
 PSD_MISTAKES = {
     "psd_not_sum_of_squares": QUADRATIC,
@@ -206,7 +226,8 @@ PSD_MISTAKES = {
 
 def _psd_verdict(records):
     """Right: equal to v^T J v where p sums to 1 and >= 0 wherever p >= 0, in any form
-    (the p-weighted variance, or half the sum of p_i p_j (v_i - v_j)^2, ...)."""
+    (the p-weighted variance, or half the sum of p_i p_j (v_i - v_j)^2, ...), at every one
+    of many points; nan or inf at any point is wrong, never a pass."""
     f = {code: expression_function(e, PSD_NAMES) for code, e in PSD_MISTAKES.items()}
     reference = expression_function(VARIANCE_FORM, PSD_NAMES)
     n = len(_ON)
@@ -217,8 +238,14 @@ def _psd_verdict(records):
     if on_simplex.status != "passed":
         return on_simplex
     values = [r.get("ok") if isinstance(r, dict) else None for r in records[n:]]
-    if not all(isinstance(x, float) for x in values):  # an error or not a number: say which
+    if not all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in values):
         return check_function(records, PSD_POINTS, reference, (), None, PSD_NAMES)
+    for x, point in zip(values, PSD_POINTS[n:], strict=True):
+        if not np.isfinite(x):
+            at = ", ".join(
+                f"{name} = {value:g}" for name, value in zip(PSD_NAMES, point, strict=True)
+            )
+            return wrong(f"your expression is {x} at {at}: a proof's formula is a number there.")
     if min(values[: len(_OFF)]) < -1e-9:  # equal to v^T J v on the simplex, negative off it
         return wrong("", mistake="psd_not_sum_of_squares")
     plane = n + len(_OFF)
@@ -236,7 +263,8 @@ SQRT_JACOBIAN_PSD = Exercise(
         "v^T J v = sum_i p_i v_i^2 - (sum_i p_i v_i)^2. With weights p that sum to 1, what "
         "is that in statistics?",
         "It is a variance: the p-weighted average of (v_i - m)^2, where m = sum_j p_j v_j.",
-        "quad = sum(p_i * (v_i - m) ** 2 for p_i, v_i in zip(p, v)) with m = (p.T * v)[0].",
+        "In sympy, p.T * v is a 1 x 1 matrix: its entry [0] is the number m. Sum the three "
+        "terms p_i (v_i - m)^2; each is a weight times a square.",
     ],
     solution=(
         "m = (p.T * v)[0]  # the p-weighted mean of the entries of v\n"
@@ -247,6 +275,14 @@ SQRT_JACOBIAN_PSD = Exercise(
     cases=PSD_POINTS,
     arg_names=PSD_NAMES,
     rule=_psd_verdict,
+    # and as a formula: v^T J v where p sums to 1, >= 0 by its form (p_i >= 0, squares)
+    exactness=Symbolic(
+        "v^T J v where p_1 + p_2 + p_3 = 1",
+        tuple((name, {"nonnegative": True}) for name in PSD_NAMES[:3])
+        + tuple((name, {"real": True}) for name in PSD_NAMES[3:]),
+        on=lambda s: {s["p_3"]: 1 - s["p_1"] - s["p_2"]},
+        nonnegative=True,
+    ),
 )
 
 

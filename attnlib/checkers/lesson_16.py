@@ -45,7 +45,8 @@ GRAD_BY_NUDGING = Exercise(
     hints=[
         "Nudge c up by a small h and down by h, and compare the two losses.",
         "Divide the change in the loss by the distance between the two nudged points, 2h.",
-        "dL_dc = (loss_of_divisor(c + h) - loss_of_divisor(c - h)) / (2 * h) with h = 1e-6.",
+        "c is np.sqrt(2); take h = 1e-6, small enough for the slope and large enough that "
+        "the two losses still differ in float64.",
     ],
     solution=(
         "c, h = np.sqrt(2), 1e-6\n"

@@ -12,6 +12,7 @@ import numpy as np
 from .. import example as ex
 from ..core import attention, attention_weights, softmax
 from ..masks import causal_mask
+from ..selfcheck.contract import BlockReads, PeakMemory
 from ..selfcheck.exercise import Exercise
 
 # ---- cost_matrix_mib: one n x n float64 matrix at n = 4096 ----------------------------------
@@ -27,7 +28,7 @@ COST_MATRIX_MIB = Exercise(
     hints=[
         "The score matrix has one entry per (query, key) pair.",
         "n x n entries, 8 bytes each for float64.",
-        "mib = 4096 * 4096 * 8 / 2**20",
+        "One MiB is 2**20 bytes: divide the bytes by that.",
     ],
     solution=lambda: f"mib = 4096 * 4096 * 8 / 2**20  # = {MATRIX_BYTES / 2**20:g}",
     expected=MATRIX_BYTES / 2**20,
@@ -57,8 +58,8 @@ COST_DOUBLING = Exercise(
     answer="(growth_full, growth_blocked)",
     hints=[
         "Full attention holds n x n arrays; blocked attention holds (n, block_size) ones.",
-        "Replace n by 2n in n^2 and in n, and divide.",
-        "growth_full = 4, growth_blocked = 2",
+        "Replace n by 2n in n^2 and in n * block_size (the block size stays), and divide "
+        "each new size by the old one.",
     ],
     solution=lambda: f"growth_full = {FULL_GROWTH:g}\ngrowth_blocked = {BLOCKED_GROWTH:g}",
     expected=(FULL_GROWTH, BLOCKED_GROWTH),
@@ -88,9 +89,10 @@ ONLINE_RESCALE = Exercise(
     answer="(m_new, l_new)",
     hints=[
         "The new max is the larger of m_old and the new block's largest score.",
-        "The old sum was measured from m_old; re-measure it from m_new by multiplying it by "
-        "exp(m_old - m_new), then add exp(s - m_new) for the new block's scores.",
-        "l_new = l_old * exp(m_old - m_new) + exp(3 - m_new) + exp(0.5 - m_new)",
+        "The old sum was measured from m_old; re-measure it from m_new by multiplying it "
+        "by exp(m_old - m_new), then add exp(s - m_new) for the new block's scores.",
+        "Check your numbers: measured from the max, every term exp(s - m_new) is at most "
+        "1, and the term of the max itself is exactly 1, so l_new is at least 1.",
     ],
     solution=lambda: (
         "m_new = max(m_old, 3.0, 0.5)\n"
@@ -178,6 +180,21 @@ BLOCKED_CAUSAL_CASES = [
 ]
 
 
+# measured: which query rows meet which key rows (n = 7 in tiles of 3, n = 8 in tiles of 2)
+_TRACKED = [
+    (_Q73, _K73, _V72, 3),
+    (*(_rng.normal(size=s) for s in [(8, 3), (8, 3), (8, 2)]), 2),
+]
+# measured: peak memory at n = 1024, where the 1024 x 1024 scores alone take 8 MiB
+_LARGE = [(*(_rng.normal(size=(1024, 4)) for _ in range(3)), 32)]
+
+
+def blocked_memory_bound(Q, K, V, block_size):
+    """Bytes a tiled pass may use: 1 MiB, n-row arrays many times over, a few tiles."""
+    n, d = Q.shape[0], Q.shape[1] + V.shape[1]
+    return 2**20 + 16 * 8 * n * d + 8 * 8 * block_size**2
+
+
 BLOCKED_CAUSAL = Exercise(
     id="blocked_causal",
     lesson="18_cost_and_memory",
@@ -187,7 +204,8 @@ BLOCKED_CAUSAL = Exercise(
         "Take block_size queries at a time. Query i may see keys 0..i, so key blocks that "
         "start after the tile's last query can be skipped.",
         "The key block on the diagonal is only partly visible: inside it, hide key j from "
-        "query i when j > i (np.where(cols <= rows, S_b, -np.inf)).",
+        "query i when j > i, with both counted over the whole table (global positions), "
+        "not inside the block.",
         "For each query tile: m, l_sum, a_sum as in blocked_by_hand, over the key blocks "
         "range(0, q_start + len(Q_b), block_size), masking each S_b before its max.",
     ],
@@ -212,12 +230,22 @@ BLOCKED_CAUSAL = Exercise(
     "        output[q_start : q_start + len(Q_b)] = a_sum / l_sum\n"
     "    return output",
     cases=BLOCKED_CAUSAL_CASES,
+    constraints=(
+        BlockReads(
+            "scores in tiles of block_size queries by block_size keys, none above the diagonal",
+            query=0,
+            key=1,
+            block=3,
+            cases=_TRACKED,
+        ),
+        PeakMemory("never build the n x n matrix", blocked_memory_bound, cases=_LARGE),
+    ),
     reference=visible_prefix_attention,
     mistakes=[
         ("overflow", None),  # inf or nan on large scores, whatever else went wrong
         ("blocks_not_skipped", _full_masked),
         ("blocks_not_skipped", lambda *args: _tiled(*args, skip=False)),
-        ("mask_ignored", lambda Q, K, V, b: attention(Q, K, V)[0]),
+        ("mask_ignored", lambda Q, K, V, b: softmax(Q @ K.T / np.sqrt(Q.shape[-1])) @ V),
         ("diagonal_block_unmasked", lambda *args: _tiled(*args, mask_inside=False)),
         ("causal_sees_future", lambda Q, K, V, b: causal_attention(Q, K, V, b, flipped=True)),
         ("values_not_rescaled", lambda *args: _tiled(*args, rescale_a=False)),

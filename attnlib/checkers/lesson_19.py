@@ -14,6 +14,7 @@ import numpy as np
 from .. import example as ex
 from ..core import attention, softmax
 from ..precision import round_to_bfloat16
+from ..selfcheck.contract import Relative
 from ..selfcheck.exercise import Exercise
 from . import widened
 
@@ -27,10 +28,10 @@ FP16_LIMITS = Exercise(
     kind="tuple",
     answer="(x_max, x_limit)",
     hints=[
-        "Every mantissa bit set gives 1.1111111111 in binary, just under 2; the top ordinary "
-        "exponent of float16 is 15.",
+        "Every mantissa bit set gives 1.1111111111 in binary, just under 2; the top "
+        "ordinary exponent of float16 is 15.",
         "exp(x) reaches x_max where x = ln(x_max).",
-        "x_max = (2 - 2**-10) * 2**15; x_limit = np.log(x_max)",
+        "Check: x_max is a whole number a little below 2^16, and exp(x_limit) gives x_max back.",
     ],
     solution=lambda: (
         "x_max = (2 - 2**-10) * 2**15  # every mantissa bit set, the top ordinary exponent\n"
@@ -66,6 +67,13 @@ SOFTMAX_HALF_CASES = [
     ((10 * _rng.normal(size=(3, 5))).astype(np.float16),),  # scores past 11.09
     # far apart, one row past float32's 88.72: computing in float32 still needs the row max
     (np.array([[100.0, 101.0, 99.0], [-80.0, -79.0, -81.0]], dtype=np.float16),),
+    # rows of 4096 keys, where float16 accumulation shows: a float16 running sum of 4096
+    # ones stalls at 2048 (numpy's own float16 .sum() adds in float32 and is exact)
+    # (weights of about 1/4096: 1/2048 is within 0.001 of them, so the tolerance is relative)
+    (np.stack([np.zeros(4096), 0.01 * _rng.normal(size=4096)]).astype(np.float16),),
+    ((3 * _rng.normal(size=(2, 4096))).astype(np.float16),),
+    # any leading axes: a batch of 2 sentences, 3 heads, 4 queries over 5 keys
+    ((3 * _rng.normal(size=(2, 3, 4, 5))).astype(np.float16),),
 ]
 
 
@@ -77,8 +85,8 @@ SOFTMAX_HALF = Exercise(
     hints=[
         "Cast to float32 first; do every step there; cast the weights back to float16 once.",
         "Subtract each row's own maximum (axis=-1, keepdims=True) before np.exp.",
-        "z = x.astype(np.float32); E = np.exp(z - z.max(axis=-1, keepdims=True)); "
-        "return (E / E.sum(axis=-1, keepdims=True)).astype(np.float16)",
+        "Check on one row of 4096 equal float16 scores: every weight must be 1/4096 and "
+        "the row must sum to 1. A sum kept in float16 stops growing long before that.",
     ],
     solution="def softmax_half(x):\n"
     "    z = x.astype(np.float32)  # compute in float32\n"
@@ -87,12 +95,12 @@ SOFTMAX_HALF = Exercise(
     # the last case has a row whose scores spread past 709 (see widened)
     cases=[*SOFTMAX_HALF_CASES, widened(SOFTMAX_HALF_CASES[1], 0, 60)],
     reference=lambda x: softmax(x),  # attnlib: float16 in, float16 out, computed in float32
+    exactness=Relative(rtol=2**-9, atol=1e-7),  # one float16 rounding (2^-11) with room
     mistakes=[
         ("wrong_axis", lambda x: _softmax_in(x, np.float32, axis=0)),
         ("global_max", lambda x: _softmax_in(x, np.float32, row_max=False)),
         ("overflow", _naive_half),
     ],
-    decimals=3,
     arg_names=("x",),
     dtype="float16",  # float16 out: a float32 or float64 result is wrong
 )
@@ -113,7 +121,8 @@ FP16_STALL = Exercise(
         "The float16 total stops growing once the gap between float16 numbers at the total "
         "is twice the addend: then each addition lands halfway and rounds back.",
         "The gap at a total in [2^k, 2^(k+1)) is 2^(k-10); the addend is 2^-13.",
-        "The gap is 2^-12 = 2 x 2^-13 from 0.25 on, so the float16 total stalls at 0.25.",
+        "Find the k with 2^(k-10) = 2 x 2^-13 and where its interval starts. float32 has "
+        "23 mantissa bits: does its gap at the totals you reach ever get that large?",
     ],
     solution=lambda: (
         f"total16 = {TOTAL16:g}  # stalls where the gap is 2^-12\ntotal32 = {TOTAL32:g}"
@@ -193,7 +202,8 @@ BF16_LIMITS = Exercise(
         "The rule of the lesson holds for any format: (2 - 2^-m) * 2^e for m mantissa bits "
         "and top ordinary exponent e.",
         "bfloat16 has float32's 8 exponent bits (top ordinary exponent 127) and 7 mantissa bits.",
-        "x_max = (2 - 2**-7) * 2**127; x_limit = np.log(x_max)",
+        "Check: x_max is a little below 2^128, close to float32's largest number, and "
+        "exp(x_limit) gives x_max back.",
     ],
     solution=lambda: (
         f"x_max = (2 - 2**-7) * 2**127  # = {BF16_MAX:.5g}\n"

@@ -154,8 +154,8 @@ GRAD_MASKED_BACKWARD = Exercise(
     hints=[
         "Only the forward pass changes: hide the keys with -inf before softmax, as in lesson 09.",
         "A hidden key has weight 0, so a * (dA - a . dA) is 0 there: it gets no gradient.",
-        "S = np.where(mask, Q @ K.T / np.sqrt(d_k), -np.inf); A = softmax_rows(S); then the "
-        "same backward steps as attention_backward.",
+        "Build the masked scores with np.where and -np.inf, take their softmax row by row, "
+        "and from there repeat attention_backward's steps unchanged.",
     ],
     solution="def attention_backward_masked(Q, K, V, dOutput, mask):\n"
     "    d_k = Q.shape[-1]\n"

@@ -66,7 +66,8 @@ SELF_ATTENTION_GRADS = Exercise(
     kind="function",
     answer="self_attention_backward",
     hints=[
-        "Start from dQ, dK, dV = attnlib.attention_backward(X @ W_Q, X @ W_K, X @ W_V, dOutput).",
+        "Start from lesson 90's attention_backward on the three projections of X: it gives "
+        "dQ, dK and dV.",
         "Each weight: dW = X.T @ (its dQ, dK or dV). X: one path through each projection.",
     ],
     solution="def self_attention_backward(X, W_Q, W_K, W_V, dOutput):\n"
