@@ -3,7 +3,8 @@
 numpy only. The forward pass is ``S = Q K^T / sqrt(d_k)``, ``A = softmax(S)``,
 ``output = A V``. Given ``dOutput``, the gradient of some scalar loss with
 respect to the output, :func:`attention_backward` returns the gradients with
-respect to Q, K and V, one chain-rule step per line.
+respect to Q, K and V, one chain-rule step per line. Each step's rule is the rate of
+``sum(G * f(M))`` with G, the gradient of the step's result, held fixed.
 """
 
 import numpy as np
@@ -26,8 +27,10 @@ from .heads import _merge, _split, multi_head_attention
 def softmax_jacobian(p):
     """The Jacobian of softmax, written in its own output: ``diag(p) - p p^T``.
 
-    Entry ``[i, j]`` is ``d p_i / d x_j = p_i (delta_ij - p_j)``: a weight grows
-    with its own score and shrinks when any other score grows.
+    Entry ``[i, j]`` is ``d p_i / d x_j = p_i (delta_ij - p_j)``, where ``delta_ij``
+    is 1 when ``i = j`` and 0 otherwise: a weight grows with its own score and
+    shrinks when any other score grows. The chain rule multiplies a gradient by a
+    Jacobian's transpose; this one is its own transpose.
 
     Parameters
     ----------

@@ -518,3 +518,99 @@ def show(alt, fig=None):
     finally:
         plt.close(fig)
     publish_display_data(data, metadata=metadata)
+
+
+# where each node of the attention graph sits: forward runs left to right
+_GRAPH_NODES = {
+    "Q": (0.0, 1.9, "$Q$"),
+    "K": (0.0, 0.0, "$K$"),
+    "V": (0.0, -1.9, "$V$"),
+    "S": (2.8, 0.95, "$S$"),
+    "S_scaled": (5.6, 0.95, r"$S_{\mathrm{scaled}}$"),
+    "A": (8.4, 0.95, "$A$"),
+    "output": (11.2, 0.0, r"$\mathrm{output}$"),
+}
+# (from, to, the rule the backward arrow applies, where its label sits from the arc's middle)
+_GRAPH_EDGES = (
+    ("Q", "S", r"$dQ = dS\,K$", (0.0, 0.55)),
+    ("K", "S", r"$dK = dS^{\top} Q$", (0.3, -0.45)),
+    ("S", "S_scaled", r"$dS = dS_{\mathrm{scaled}} / \sqrt{d_k}$", (0.0, -0.5)),
+    ("S_scaled", "A", r"$dS_{\mathrm{scaled}} = a \odot (dA - a \cdot dA)$", (0.0, 0.45)),
+    ("A", "output", r"$dA = d\mathrm{Output}\,V^{\top}$", (0.5, 0.5)),
+    ("V", "output", r"$dV = A^{\top} d\mathrm{Output}$", (0.0, -0.55)),
+)
+_PROJECTION_NODES = {"X": (-3.4, 0.0, "$X$")}
+_PROJECTION_EDGES = (
+    ("X", "Q", "$dW_Q = X^{\\top} dQ$\n$dQ\\,W_Q^{\\top}$ into $dX$", (-0.2, 1.05)),
+    ("X", "K", "$dW_K = X^{\\top} dK$\n$dK\\,W_K^{\\top}$ into $dX$", (0.9, -0.45)),
+    ("X", "V", "$dW_V = X^{\\top} dV$\n$dV\\,W_V^{\\top}$ into $dX$", (-0.2, -1.05)),
+)
+
+
+def backward_graph(projections=False, ax=None, title=None):
+    """Attention as a graph: solid arrows carry the forward pass, dashed ones the gradients back.
+
+    Each step of ``output = softmax(Q K^T / sqrt(d_k)) V`` is a node. Beside every solid
+    forward arrow a dashed arrow curves back the other way, labelled with the rule that turns
+    the gradient of the later node into the gradient of the earlier one. Solid against dashed,
+    and the labels, carry the meaning; nothing depends on colour.
+
+    Parameters
+    ----------
+    projections : bool
+        Also draw ``X`` with ``Q = X W_Q``, ``K = X W_K``, ``V = X W_V`` and their backward
+        rules: each weight's gradient, and three paths that add up into ``dX``.
+    ax : matplotlib Axes, optional
+    title : str, optional
+
+    Returns
+    -------
+    matplotlib Axes
+
+    Examples
+    --------
+    >>> def dashed(ax):  # the backward arrows
+    ...     return [t for t in ax.texts if getattr(t, "arrow_patch", None)
+    ...             and t.arrow_patch.get_linestyle() == "--"]
+    >>> len(dashed(backward_graph())), len(dashed(backward_graph(projections=True)))
+    (6, 9)
+    >>> plt.close("all")
+    """
+    nodes, edges = dict(_GRAPH_NODES), list(_GRAPH_EDGES)
+    if projections:
+        nodes.update(_PROJECTION_NODES)
+        edges = list(_PROJECTION_EDGES) + edges
+    ax = _axes(ax, size=(11.0, 4.6) if projections else (9.0, 4.2))
+    boxes = {}
+    for name, (x, y, label) in nodes.items():
+        boxes[name] = ax.text(x, y, label, ha="center", va="center", fontsize=13, zorder=3,
+                              bbox={"boxstyle": "round,pad=0.35", "facecolor": "white",
+                                    "edgecolor": "black"})  # fmt: skip
+    for start, end, rule, (dx, dy) in edges:
+        (x0, y0, _), (x1, y1, _) = nodes[start], nodes[end]
+        # the dashed arc bows about 0.3 units towards its label, whatever the edge's length:
+        # arc3 puts its control point at rad * (y0 - y1, x1 - x0) from the middle (end to start)
+        bow = 0.3 / np.hypot(x1 - x0, y1 - y0)
+        rad = bow if dx * (y0 - y1) + dy * (x1 - x0) > 0 else -bow
+        for a, b, style in [(start, end, "-"), (end, start, "--")]:
+            ax.annotate("", xy=nodes[b][:2], xytext=nodes[a][:2],
+                        arrowprops={"arrowstyle": "-|>", "linestyle": style, "lw": 1.3,
+                                    "color": "black" if style == "-" else COLOURS[0],
+                                    "connectionstyle": "arc3,rad=0.0" if style == "-"
+                                    else f"arc3,rad={rad:.4f}",
+                                    "patchA": boxes[a].get_bbox_patch(),
+                                    "patchB": boxes[b].get_bbox_patch(),
+                                    "shrinkA": 2, "shrinkB": 2})  # fmt: skip
+        ax.text((x0 + x1) / 2 + dx, (y0 + y1) / 2 + dy, rule, ha="center", va="center",
+                fontsize=9.5, color=COLOURS[0], zorder=2)  # fmt: skip
+    xs = [x for x, _, _ in nodes.values()]
+    ys = [y for _, y, _ in nodes.values()]
+    ax.set_xlim(min(xs) - 0.9, max(xs) + 0.9)
+    ax.set_ylim(min(ys) - 1.3, max(ys) + 1.2)
+    ax.axis("off")
+    ax.plot([], [], "-", color="black", label="forward: computes the next node")
+    ax.plot([], [], "--", color=COLOURS[0], label="backward: the gradient, by the rule beside it")
+    ax.legend(loc="lower right", fontsize=9, frameon=False)
+    if title:
+        ax.set_title(title)
+    return ax

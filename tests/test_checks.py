@@ -25,6 +25,7 @@ from attnlib.checkers import lesson_09 as L9
 from attnlib.checkers import lesson_14 as L12
 from attnlib.checkers import lesson_16 as L14
 from attnlib.checkers import lesson_18 as L16
+from attnlib.checkers import lesson_90 as L90
 from tests.checker_cases import (
     ROOT,
     assert_mistake,
@@ -245,6 +246,16 @@ def causal_key_blocks(Q, K, V, block_size, mask=True, no_max=False):
 
 # ---- RIGHT: answers that pass ----------------------------------------------------------------
 J_HAND = [[1 / 4, -1 / 8, -1 / 8], [-1 / 8, 3 / 16, -1 / 16], [-1 / 8, -1 / 16, 3 / 16]]
+# grad_chain_by_hand, measured by nudging the exercise's step (not its J^T G)
+CHAIN_BY_NUDGING = attnlib.central_difference(
+    lambda m: float((L14.CHAIN_G * L14.chain_step(m)).sum()), L14.CHAIN_M
+)
+CHAIN_J_NUDGED = np.array(  # J[i, j] = d y_i / d m_j, one output at a time
+    [
+        attnlib.central_difference(lambda m, i=i: float(L14.chain_step(m)[i]), L14.CHAIN_M)
+        for i in (0, 1)
+    ]
+)
 ROW_16 = np.concatenate([L16.BLOCK_1, L16.BLOCK_2])
 
 RIGHT = [
@@ -326,9 +337,11 @@ RIGHT = [
     ),
     ("grad_jacobian_by_hand", J_HAND),
     ("grad_jacobian_by_hand", np.round(J_HAND, 4)),  # rounded by hand
+    ("grad_chain_by_hand", CHAIN_BY_NUDGING),  # measured by nudging, not by J^T G
+    ("grad_chain_by_hand", [4, 1]),  # by hand, as integers
     ("grad_predict_tied", "stays"),
     ("grad_fix_backward", backward),
-    ("grad_fix_backward", L14._variant(None)),
+    ("grad_fix_backward", L90._variant(None)),
     ("grad_masked_backward", masked_backward),
     # 18
     ("cost_matrix_mib", 4096 * 4096 * 8 / 2**20),
@@ -493,6 +506,8 @@ WRONG = [
     ),
     ("grad_jacobian_by_hand", np.diag([0.5, 0.25, 0.25]), "jacobian_missing_outer"),
     ("grad_jacobian_by_hand", -np.array(J_HAND), "jacobian_sign"),
+    ("grad_chain_by_hand", CHAIN_J_NUDGED @ L14.CHAIN_G, "chain_not_transposed"),
+    ("grad_chain_by_hand", CHAIN_J_NUDGED.sum(axis=0), "chain_without_G"),
     ("grad_predict_tied", "vanishes", "tied_scores_keep_gradient"),
     ("grad_predict_tied", "grows", "tied_scores_keep_gradient"),
     ("grad_masked_backward", lambda Q, K, V, G, m: backward(Q, K, V, G), "mask_ignored"),
@@ -510,6 +525,13 @@ WRONG = [
         ("grad_fix_backward", lambda Q, K, V, G, m=mistake: backward(Q, K, V, G, m), mistake)
         for mistake in ("jacobian_missing_outer", "softmax_skipped", "backward_unscaled", "wrong_d")
     ],
+    # 17: counting eat's rows from 1 picks the two that do move
+    ("predict_untouched_rows", "rows 1 and 3", "rows_counted_from_1"),
+    ("predict_untouched_rows", "none", "dw_zero_input"),
+    # 17: the trained head's rows of W_K; the value and the marker rows both move
+    ("untrained_key_row", "row 0", "key_row_reads_value"),
+    ("untrained_key_row", "row 1", "key_row_reads_marker"),
+    ("untrained_key_row", "none", "score_shift_has_gradient"),
     # 18
     ("cost_matrix_mib", 4096 * 8 / 2**20, "linear_in_n"),
     ("cost_matrix_mib", 4096 * 4096 * 4 / 2**20, "float32_bytes"),
@@ -734,3 +756,46 @@ def test_lesson_15_post_norm_is_named_in_the_original_transformer_layout():
         return LN(H + attnlib.mlp(H, W_1, b_1, W_2, b_2))
 
     assert verdict("block_fix_residual", post_norm_block).mistake == "post_norm"
+
+
+def test_untrained_key_row_expects_the_row_that_training_by_nudging_leaves_in_place():
+    """Train the lesson's copy task with gradients measured by nudging each weight (no backward
+    pass, no attnlib training step), then the row of W_K that stayed is the only one accepted."""
+    from attnlib.selfcheck import check
+
+    rng = np.random.default_rng(17)  # the lesson's task and starting weights
+    X = np.zeros((16, 4, 3))  # (B, n, d_model): value, marker, constant 1
+    X[..., 0] = rng.integers(-2, 3, size=(16, 4))
+    marked = rng.integers(0, 4, size=16)
+    X[np.arange(16), marked, 1] = 1.0
+    X[..., 2] = 1.0
+    targets = X[np.arange(16), marked, 0][:, None]  # (16, 1): the same at every position
+    W_Q, W_K = 0.1 * rng.normal(size=(3, 2)), 0.1 * rng.normal(size=(3, 2))
+
+    def loss(W_Q, W_K):
+        S = (X @ W_Q) @ (X @ W_K).transpose(0, 2, 1) / np.sqrt(2)  # (16, 4, 4)
+        A = np.exp(S - S.max(axis=-1, keepdims=True))
+        output = (A / A.sum(axis=-1, keepdims=True)) @ X[..., 0:1]  # W_V reads the value
+        return ((output[..., 0] - targets) ** 2).mean()
+
+    def nudged(f, W, h=1e-6):
+        G = np.zeros_like(W)
+        for index in np.ndindex(W.shape):
+            up, down = W.copy(), W.copy()
+            up[index] += h
+            down[index] -= h
+            G[index] = (f(up) - f(down)) / (2 * h)
+        return G
+
+    W_K_start = W_K.copy()
+    for _ in range(100):
+        dW_Q = nudged(lambda W, W_K=W_K: loss(W, W_K), W_Q)
+        dW_K = nudged(lambda W, W_Q=W_Q: loss(W_Q, W), W_K)
+        W_Q, W_K = W_Q - 0.5 * dW_Q, W_K - 0.5 * dW_K
+    moved = np.abs(W_K - W_K_start).max(axis=1)  # (3,): how far each row went
+    assert moved.max() > 1  # training did move W_K
+    (still,) = np.flatnonzero(moved < 1e-6)  # nudging leaves about 1e-10 per step
+    assert check("untrained_key_row", f"row {still}", quiet=True).passed
+    for other in ("row 0", "row 1", "row 2", "none"):
+        if other != f"row {still}":
+            assert not check("untrained_key_row", other, quiet=True).passed, other

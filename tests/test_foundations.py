@@ -45,7 +45,20 @@ def test_saturation_nudges_the_jacobian_before_sympy_differentiates():
 
 def test_lesson_16_defines_its_words_before_the_backward_pass():
     cells = _text(ROOT / "notebooks" / "16_gradients.ipynb")
-    backward = next(i for i, c in enumerate(cells) if c.startswith("## The backward pass"))
     for word in ("**loss**", "**gradient**", "**Finite differences**", "**chain rule**"):
-        defined = next((i for i, c in enumerate(cells) if word in c), len(cells))
-        assert defined < backward, f"{word} is defined after the backward pass (or not at all)"
+        assert any(word in c for c in cells), f"lesson 16 does not define {word}"
+    # the backward pass is the next lesson's, which starts from these words
+    (backward,) = (ROOT / "notebooks").glob("*_attention_backward.ipynb")
+    assert backward.name > "16_gradients.ipynb", backward.name
+    assert not any(c.startswith("## The backward pass") for c in cells)
+    assert any(c.startswith("## The backward pass") for c in _text(backward))
+
+
+def test_lesson_16_shows_the_chain_rule_step_with_numbers_before_symbols():
+    cells = _text(ROOT / "notebooks" / "16_gradients.ipynb")
+    nudge = next(i for i, c in enumerate(cells) if "(G * dY).sum()" in c)  # numbers: nudge, compare
+    rule = next(i for i, c in enumerate(cells) if "G$ held fixed" in c)  # the rule in symbols
+    transpose = next(i for i, c in enumerate(cells) if "J.T @ G" in c)
+    assert nudge < rule < transpose
+    delta = next(i for i, c in enumerate(cells) if "\\delta_{ij}" in c)
+    assert "is 1 when $i = j$ and 0 otherwise" in cells[delta]  # defined where it is first used

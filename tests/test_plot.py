@@ -68,6 +68,30 @@ def test_show_refuses_a_figure_without_alt_text(alt):
     assert not plt.fignum_exists(fig.number)  # closed all the same
 
 
+@pytest.mark.parametrize("projections, steps", [(False, 6), (True, 9)])
+def test_backward_graph_runs_every_dashed_arrow_against_a_solid_one(projections, steps):
+    ax = plot.backward_graph(projections=projections)
+    arrows = [t for t in ax.texts if getattr(t, "arrow_patch", None)]
+    solid = {(t.xyann, t.xy) for t in arrows if t.arrow_patch.get_linestyle() == "-"}
+    dashed = {(t.xy, t.xyann) for t in arrows if t.arrow_patch.get_linestyle() == "--"}
+    plt.close("all")
+    assert len(solid) == len(dashed) == steps
+    assert dashed == solid  # each gradient goes back along a forward step: the same two nodes
+    # the legend says which is which, so the line style, not the colour, carries it
+    labels = [t.get_text() for t in ax.get_legend().get_texts()]
+    assert any(s.startswith("forward") for s in labels), labels
+    assert any(s.startswith("backward") for s in labels), labels
+
+
+def test_backward_graph_labels_every_gradient_rule():
+    ax = plot.backward_graph(projections=True)
+    text = " ".join(t.get_text() for t in ax.texts)
+    plt.close("all")
+    for rule in ("dQ = dS", "dK = dS^{\\top} Q", "dS = dS_{", "dS_{\\mathrm{scaled}} = a",
+                 "dA = d", "dV = A^{\\top}", "dW_Q = X^{\\top} dQ", "dW_V = X^{\\top} dV"):  # fmt: skip
+        assert rule in text, rule
+
+
 @pytest.mark.parametrize(
     "n_q, n_k, block_size, query_block_size",
     [(12, 12, 3, None), (5, 7, 3, 2), (7, 5, 2, 3), (10, 10, 4, 4), (6, 6, 6, 6)],

@@ -33,6 +33,8 @@ ORDER = (
     "multi_head_and_cross_attention",
     "transformer_block",
     "gradients",
+    "attention_backward",
+    "weight_gradients",
     "training_an_attention_head",
     "cost_and_memory",
     "precision",

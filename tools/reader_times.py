@@ -47,8 +47,18 @@ MEASURED = {
     "multi_head_and_cross_attention": (35, 26),
     "transformer_block": (30, 20),
     "sliding_window_attention": (32, 35),
-    "gradients": (34, 25),
-    "training_an_attention_head": (33, 20),
+    # gradients, attention_backward and training_an_attention_head: changed by issue 25
+    # (lesson 16 split in two; readers timed the old 16 at 46 + 36 and 17 at 39 + 25), timed
+    # 2026-12-05 by a reader who did not write them, after the fixes of that reading
+    # (attention_backward trimmed from about 46 minutes: bug zoo, angle detour, spread columns).
+    "gradients": (26, 20),
+    "attention_backward": (35, 25),
+    # weight_gradients and training_an_attention_head: the two halves of the old
+    # training_an_attention_head (timed 42 + 30), split after that reading; these minutes are
+    # that reader's section-by-section times of the unsplit lesson, summed per part
+    # (up to "Multi-head: dW_O" and from the copy task on), not yet a fresh timing of each
+    "weight_gradients": (22, 15),
+    "training_an_attention_head": (20, 20),
     "cost_and_memory": (35, 25),  # re-timed 2026-12-05 after its trim
     "precision": (33, 22),
     "checking_against_a_framework": (32, 18),

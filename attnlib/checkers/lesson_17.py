@@ -1,10 +1,9 @@
 """Checkers for lesson 17, training an attention head.
 
-Ids: ``dw_by_hand`` (dW_Q = X^T dQ by hand), ``self_attention_grads`` (write the backward
-pass of self-attention), ``predict_untouched_rows`` (predict then check: which rows of
-W_Q a loss on eat's output leaves alone), ``fix_train_step`` (find the bug: a training
-step on the copy-the-marked-value task that climbs), ``nudge_one_weight`` (transfer: one
-entry of a gradient measured by nudging the weight and watching the loss).
+Ids: ``fix_train_step`` (find the bug: a training step on the copy-the-marked-value task
+that climbs), ``nudge_one_weight`` (transfer: one entry of a gradient measured by nudging
+the weight and watching the loss), ``untrained_key_row`` (predict then check: which row of
+W_K training on the copy task never moves).
 Expected answers come from ``attnlib.grad`` and ``attnlib.core``.
 """
 
@@ -12,103 +11,9 @@ import numpy as np
 
 from .. import example as ex
 from ..core import attention
-from ..grad import attention_backward, self_attention_backward
+from ..grad import self_attention_backward
 from ..selfcheck.exercise import Exercise
 from . import widened
-
-# ---- dw_by_hand -------------------------------------------------------------------------------
-X_HAND = np.array([[1.0, 0.0], [2.0, 1.0], [0.0, 3.0]])  # (n, d_model) = (3, 2)
-DQ_HAND = np.array([[1.0, -1.0], [0.0, 2.0], [2.0, 0.0]])  # (n, d_k) = (3, 2)
-
-DW_BY_HAND = Exercise(
-    id="dw_by_hand",
-    lesson="17_training_an_attention_head",
-    kind="value",
-    answer="dW_Q",
-    hints=[
-        "dW_Q = X^T dQ has the shape of W_Q, (d_model, d_k) = (2, 2).",
-        "Entry [a, c] is the sum over the three tokens of X[i, a] * dQ[i, c].",
-    ],
-    solution=lambda: f"dW_Q = np.array({(X_HAND.T @ DQ_HAND).tolist()})  # X.T @ dQ, by hand",
-    expected=X_HAND.T @ DQ_HAND,
-    mistakes={"dw_transposed": DQ_HAND.T @ X_HAND},
-    name="dW_Q",
-)
-
-
-# ---- self_attention_grads: write the backward pass ---------------------------------------------
-def _grads_variant(mistake):
-    def backward(X, W_Q, W_K, W_V, dOutput):
-        Q, K, V = X @ W_Q, X @ W_K, X @ W_V
-        dQ, dK, dV = attention_backward(Q, K, V, dOutput)
-        if mistake == "backward_unscaled":
-            dQ, dK = dQ * np.sqrt(Q.shape[-1]), dK * np.sqrt(Q.shape[-1])
-        paths = {"Q": dQ @ W_Q.T, "K": dK @ W_K.T, "V": dV @ W_V.T}
-        dX = sum(paths.values())
-        if mistake == "V only":
-            dX = paths["V"]
-        elif mistake == "Q and K only":
-            dX = paths["Q"] + paths["K"]
-        return dX, X.T @ dQ, X.T @ dK, X.T @ dV
-
-    return backward
-
-
-_rng = np.random.default_rng(161)
-GRADS_CASES = [
-    # n = 5, d_model = 3, d_k = 4, d_v = 2
-    tuple(_rng.normal(size=s) for s in [(5, 3), (3, 4), (3, 4), (3, 2), (5, 2)]),
-    (ex.X, ex.W_Q, ex.W_K, ex.W_V, np.array([[1.0, 0.0], [1.0, 0.0], [1.0, 0.0]])),  # lesson's
-    # n = 4, d_model = 6, d_k = 2, d_v = 3
-    tuple(_rng.normal(size=s) for s in [(4, 6), (6, 2), (6, 2), (6, 3), (4, 3)]),
-]
-
-SELF_ATTENTION_GRADS = Exercise(
-    id="self_attention_grads",
-    lesson="17_training_an_attention_head",
-    kind="function",
-    answer="self_attention_backward",
-    hints=[
-        "Start from lesson 16's attention_backward on the three projections of X: it gives "
-        "dQ, dK and dV.",
-        "Each weight: dW = X.T @ (its dQ, dK or dV). X: one path through each projection.",
-    ],
-    solution="def self_attention_backward(X, W_Q, W_K, W_V, dOutput):\n"
-    "    dQ, dK, dV = attnlib.attention_backward(X @ W_Q, X @ W_K, X @ W_V, dOutput)\n"
-    "    dX = dQ @ W_Q.T + dK @ W_K.T + dV @ W_V.T  # three paths, each (n, d_model)\n"
-    "    return dX, X.T @ dQ, X.T @ dK, X.T @ dV  # dW: (d_model, d_k or d_v)",
-    # the last case has a row whose scores spread past 709 (see widened)
-    cases=[*GRADS_CASES, widened(GRADS_CASES[2], 1, 80)],
-    reference=self_attention_backward,
-    mistakes=[
-        ("dx_missing_path", _grads_variant("V only")),
-        ("dx_missing_path", _grads_variant("Q and K only")),
-        ("backward_unscaled", _grads_variant("backward_unscaled")),
-    ],
-    arg_names=("X", "W_Q", "W_K", "W_V", "dOutput"),
-    result_names=("dX", "dW_Q", "dW_K", "dW_V"),
-)
-
-
-# ---- predict_untouched_rows -------------------------------------------------------------------
-PREDICT_UNTOUCHED_ROWS = Exercise(
-    id="predict_untouched_rows",
-    lesson="17_training_an_attention_head",
-    kind="choice",
-    answer="prediction",
-    hints=[
-        "Only eat's output is in the loss, so only eat's row of dA, of dS and of dQ is non-zero.",
-        "Row a of dW_Q = X^T dQ is eat's input X[eat, a] times eat's dQ row; eat is (0, 2, 0, 1).",
-    ],
-    solution="prediction = 'rows 0 and 2'  # eat's input is 0 at indices 0 and 2",
-    expected="rows 0 and 2",
-    options=("rows 0 and 2", "rows 1 and 3", "none", "all four"),
-    mistakes={
-        "rows 1 and 3": "off_by_one",
-        "none": "dw_zero_input",
-        "all four": "dw_zero_input",
-    },
-)
 
 
 # ---- fix_train_step: repair a gradient step on a loss on the outputs --------------------------
@@ -209,11 +114,57 @@ NUDGE_ONE_WEIGHT = Exercise(
 )
 
 
+# ---- untrained_key_row: which row of W_K training never moves -----------------------------
+# X's columns on the copy task: value, marker, constant 1; row a of W_K reads column a
+KEY_ROWS = ("row 0", "row 1", "row 2", "none")
+
+
+def _unmoved_key_rows(n_steps=100, learning_rate=0.5):
+    """Train the lesson's copy task (16 sequences of 4 tokens) and name the rows of W_K that
+    end where they started (to 1e-12: a gradient of 0 is a sum that rounds to about 1e-17)."""
+    rng = np.random.default_rng(17)
+    X = np.zeros((16, 4, 3))  # (B, n, d_model)
+    X[..., 0] = rng.integers(-2, 3, size=(16, 4))
+    marked = rng.integers(0, 4, size=16)
+    X[np.arange(16), marked, 1] = 1.0
+    X[..., 2] = 1.0
+    targets = np.repeat(X[np.arange(16), marked, 0][:, None, None], 4, axis=1)  # (16, 4, 1)
+    W_Q, W_K = 0.1 * rng.normal(size=(3, 2)), 0.1 * rng.normal(size=(3, 2))
+    W_K_start = W_K.copy()
+    for _ in range(n_steps):
+        W_Q, W_K = _train_step(X, targets, W_Q, W_K, W_V_COPY, learning_rate)
+    still = np.abs(W_K - W_K_start).max(axis=1) < 1e-12
+    return [KEY_ROWS[a] for a in np.flatnonzero(still)] or ["none"]
+
+
+(UNMOVED_KEY_ROW,) = _unmoved_key_rows()  # the constant row: it shifts every score equally
+
+UNTRAINED_KEY_ROW = Exercise(
+    id="untrained_key_row",
+    lesson="17_training_an_attention_head",
+    kind="choice",
+    answer="prediction",
+    hints=[
+        "Softmax ignores a shift: adding the same amount to every one of a query's scores "
+        "leaves its weights as they were (lesson 05), so a weight that only does that gets "
+        "gradient 0.",
+        "Row a of W_K adds X[j, a] times that row to key j. It shifts every key's score by the "
+        "same amount only if column a of X is the same for every token.",
+    ],
+    solution=f"prediction = {UNMOVED_KEY_ROW!r}  # X's constant 1: the same shift for every key",
+    expected=UNMOVED_KEY_ROW,
+    options=KEY_ROWS,
+    mistakes={
+        "row 0": "key_row_reads_value",
+        "row 1": "key_row_reads_marker",
+        "none": "score_shift_has_gradient",
+    },
+)
+
+
 # the exercises in the order of the notebook's check cells
 EXERCISES = (
-    DW_BY_HAND,
-    SELF_ATTENTION_GRADS,
-    PREDICT_UNTOUCHED_ROWS,
     FIX_TRAIN_STEP,
     NUDGE_ONE_WEIGHT,
+    UNTRAINED_KEY_ROW,
 )

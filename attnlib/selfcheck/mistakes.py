@@ -47,6 +47,10 @@ MISTAKES = {
         "that is a row (one token's vector); a column, one feature across every token, is X[:, j]."
     ),
     "off_by_one": "numpy counts from 0: the table's dim 3 is index 2.",
+    "rows_counted_from_1": (
+        "rows are counted from 0, as numpy counts them: eat's input (0, 2, 0, 1) is 0 at "
+        "indices 0 and 2, so rows 0 and 2 of dW_Q = X^T dQ get nothing; rows 1 and 3 move."
+    ),
     "no_keepdims": (
         "a row's max and sum must stay columns, shape (n_q, 1): use keepdims=True, or numpy "
         "lines them up with the columns (square scores) or refuses to (n_q != n_k)."
@@ -156,6 +160,14 @@ MISTAKES = {
     "jacobian_sign": (
         "the signs are flipped: raising a score raises its own weight (diagonal p_i (1 - p_i)"
         " is positive) and lowers the others (off the diagonal -p_i p_j is negative)."
+    ),
+    "chain_not_transposed": (
+        "that is J G, the Jacobian read along its rows: the gradient of input j collects "
+        "column j of J (how every output moves per unit of m_j), weighted by G: J^T G."
+    ),
+    "chain_without_G": (
+        "each output's move counts with its own weight G_i: add G_0 times y_0's move and G_1 "
+        "times y_1's, not the moves alone."
     ),
     "softmax_skipped": (
         "the gradient went from A to S as if softmax were not there: dS_i must go through the"
@@ -468,6 +480,18 @@ MISTAKES = {
     "slope_sign": (
         "the sign is flipped: subtract the loss with the weight lowered from the loss with it "
         "raised, so a loss that grows with the weight gives a positive slope."
+    ),
+    "key_row_reads_value": (
+        "row 0 of W_K reads each token's value, which differs from key to key, so it changes "
+        "how a query's scores differ and gets a gradient (W_V, not W_K, is held fixed)."
+    ),
+    "key_row_reads_marker": (
+        "row 1 of W_K reads the marker, the one column that tells the marked key apart: it is "
+        "the row training moves most."
+    ),
+    "score_shift_has_gradient": (
+        "softmax ignores a shift of all of a query's scores (lesson 05), so a weight that only "
+        "adds the same amount to every key's score gets gradient 0 and never moves."
     ),
     # ---- lessons 19 and 20: precision, checking against a framework -------------------------
     "exponent_all_ones": (

@@ -45,6 +45,8 @@ LESSONS = (
     "23_sliding_window_attention",
     "24_flash_attention",
     "25_tiny_gpt",
+    "90_attention_backward",
+    "94_weight_gradients",
 )
 
 
