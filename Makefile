@@ -77,11 +77,14 @@ clean:
 progress: $(STAMP)
 	@$(BIN)/attnlib progress
 
-## update: the latest course: pull, keep my-work/ as it is, add new exercises to it
+## update: the latest course, never blocked by a lesson you ran: puts back the course's
+##      notebooks (your edits and answers typed into exercises/ are first kept in my-work/),
+##      pulls, keeps my-work/ as it is, adds new exercises to it and lists the exercises that
+##      changed, each with the command that puts a fresh copy beside yours
 .PHONY: update
 update: $(STAMP)
-	git pull --ff-only
-	$(BIN)/python tools/workspace.py
+	$(BIN)/python tools/workspace.py --update
+	@$(MAKE) --no-print-directory $(STAMP)
 
 ## exercises: regenerate exercises/ from solutions/ (exercises/ is never edited by hand;
 ##      maintainers: tools/generate.py). A notebook with answers typed into it is left alone

@@ -116,7 +116,8 @@ def test_make_exercise_clears_outputs_and_machine_details_and_leaves_the_source_
     nb = small_solution()
     ex = make_exercise(nb)
     # the title ends with the note; cells stay aligned with the solution's
-    assert ex.cells[0].source.startswith("# Title\n\n" + NOTE_START) and len(ex.cells) == 2
+    assert ex.cells[0].source.startswith("# Title (blank template)\n\n" + NOTE_START)
+    assert len(ex.cells) == 2
     assert "](../my-work/notebook)" in ex.cells[0].source
     assert ex.cells[1].source == 'S = ...\ncheck("scores", S)'
     assert ex.cells[1].outputs == [] and ex.cells[1].execution_count is None
