@@ -94,7 +94,9 @@ FORCE ?=
 exercises: $(STAMP)
 	$(BIN)/python tools/generate.py $(if $(FORCE),--force)
 
-## test-browser: the lessons' widgets in JupyterLab, driven by Debian's Chromium with Playwright
+## test-browser: the lessons' widgets in JupyterLab, driven by Debian's Chromium with Playwright,
+##      and a learner's route on a clone (lesson 03's link to my-work/, an answer saved,
+##      make progress, a widget lesson run and saved, make update after an upstream change)
 ##      (needs /usr/bin/chromium: `apt-get install chromium`; never a browser download)
 BROWSER_STAMP := $(VENV)/.installed-browser
 $(BROWSER_STAMP): $(STAMP) pyproject.toml
