@@ -1,4 +1,5 @@
-# Two commands for a learner: `make lab` and `make test`. Only python3 (3.10+) and make needed.
+# For a learner: `make lab`, `make progress`, `make update`; `make test` checks everything
+# (maintainers). Only python3 (3.10+), git and make needed.
 PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin

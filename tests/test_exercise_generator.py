@@ -178,7 +178,7 @@ def test_make_exercises_leaves_a_notebook_with_typed_answers_alone_unless_forced
     capsys.readouterr()
     assert main(args) == 1
     out = capsys.readouterr().out
-    assert f"{target}: not overwritten" in out and "FORCE=1" in out and "cp " in out
+    assert f"{target}: not overwritten" in out and f"workspace.py --adopt {target}" in out
     assert target.read_text() == answered
     assert main(["--check", *args]) == 1
     assert "answers typed into it?" in capsys.readouterr().out

@@ -428,14 +428,16 @@ def main(argv=None):
         elif state == "typed into":
             print(
                 f"{path}: its cells are not what `make exercises` wrote (answers typed into "
-                f"it?): keep them with `cp {path} {WORKSPACE}/`, then `make exercises FORCE=1`"
+                f"it?): move them into {WORKSPACE}/ with "
+                f"`.venv/bin/python tools/workspace.py --adopt {path}`"
             )
             bad += 1
         elif state == "kept":
             print(
                 f"{path}: not overwritten: its cells are not what `make exercises` wrote "
-                f"(answers typed into it?). To keep them: `cp {path} {WORKSPACE}/` (or any "
-                "folder); then `make exercises FORCE=1` replaces it with the blank exercise."
+                f"(answers typed into it?). `.venv/bin/python tools/workspace.py --adopt {path}` "
+                f"moves them into {WORKSPACE}/ (never over answers there) and puts back the blank "
+                "template."
             )
             bad += 1
         elif state == "written" or args.verbose:
