@@ -233,6 +233,5 @@ def test_closing_source_rewrites_only_the_tail_after_the_sentences_own_opening()
 
     old = closing_source("## Next\n\nPractise the blend.", "06_b.ipynb")
     assert old.count("Practise") == 2  # no sentence of its own yet: one added at the end
-    kept = closing_source(old.replace("your copy, [`my-work/06_b", "your copy, [`my-work/07_c"),
-                          "06_b.ipynb")  # fmt: skip
+    kept = closing_source(old.replace("in [`my-work/06_b", "in [`my-work/07_c"), "06_b.ipynb")
     assert kept == old and "Practise the blend." in kept

@@ -91,15 +91,14 @@ HOW = (
 HOW_REPLACES = (HOW_START, "**How this works:**")
 # Each lesson's closing cell (its last markdown cell) sends the learner to their copy with a
 # "Practise ..." sentence that ends in PRACTISE; `make exercises` keeps that ending current.
+# (short: a lesson's prose has a word limit, tools/lesson_length.py)
 PRACTISE = (
-    "in your copy, [`{workspace}/{name}`](../{workspace}/{name}): `make progress`, in a "
-    "terminal in the course folder, says what passed and what is next. Without "
-    "`{workspace}/` (Colab, Binder, the browser version) answer in the blank template, "
-    "[`exercises/{name}`](../exercises/{name})."
+    "in [`{workspace}/{name}`](../{workspace}/{name}) (`make progress` checks it; without "
+    "`{workspace}/`: [`exercises/{name}`](../exercises/{name}))."
 )
 PRACTISE_ANY = re.compile(
-    r"in your copy, \[`[\w.-]+/[\w.-]+`\]\(\.\./[\w.-]+/[\w.-]+\).*?"
-    r"\[`exercises/[\w.-]+`\]\(\.\./exercises/[\w.-]+\)\.",
+    r"in (?:your copy, )?\[`[\w.-]+/[\w.-]+`\]\(\.\./[\w.-]+/[\w.-]+\).*?"
+    r"\[`exercises/[\w.-]+`\]\(\.\./exercises/[\w.-]+\)\)?\.",
     re.S,
 )
 # the note of exercise notebooks written before the title said "blank template"
@@ -267,12 +266,12 @@ def closing_source(source, name):
     follows it (the links and `make progress`) is :data:`PRACTISE` for exercise ``name``. A
     cell without one gets "Practise this lesson ..." as a paragraph of its own at its end.
 
-    >>> print(closing_source("## Next\\n\\nOpen 04.", "03_x.ipynb")[:76])
+    >>> print(closing_source("## Next\\n\\nOpen 04.", "03_x.ipynb")[:88])
     ## Next
     <BLANKLINE>
     Open 04.
     <BLANKLINE>
-    Practise this lesson in your copy, [`my-work/03_x.ipynb`]
+    Practise this lesson in [`my-work/03_x.ipynb`](../my-work/03_x.ipynb)
     """
     wanted = PRACTISE.format(workspace=WORKSPACE, name=name)
     if PRACTISE_ANY.search(source):
