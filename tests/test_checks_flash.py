@@ -95,7 +95,6 @@ def merge_naive(output_a, L_a, output_b, L_b):
         ("flash_lse_by_hand", (S_BIRDS[1], L_BIRDS, S_BIRDS[1] + np.log(L_BIRDS))),
         ("flash_lse_by_hand", (6.364, 1.134, 6.490)),  # worked by hand, three decimals
         ("flash_backward", backward),
-        ("flash_backward", backward_untiled),
         ("flash_predict_memory", (2, 4)),
         ("flash_fix_forward", forward),
         ("flash_merge", merge),

@@ -44,8 +44,8 @@ LAYERS, HEADS, D_HEAD, D_C, D_ROPE = 40, 32, 128, 256, 32  # exercise 6's model
         ("gqa_decode_step", decode_step),
         ("gqa_predict_weights", "different"),
         ("gqa_fix_repeat", repeat_kv_loop),
-        ("gqa_batch", (32, 4)),
-        ("gqa_batch", (int(40 // PER_SEQUENCE), int(40 // (8 * PER_SEQUENCE)))),
+        ("gqa_batch", (35, 4)),
+        ("gqa_batch", (int(44 // PER_SEQUENCE), int(44 // (8 * PER_SEQUENCE)))),
         ("mla_cache", ((D_C + D_ROPE) * LAYERS, 2 * HEADS * D_HEAD * LAYERS)),
         ("mla_cache", (11520.0, 327680.0)),
     ],
@@ -66,8 +66,10 @@ def test_right_answers_pass(exercise_id, answer):
         ("gqa_decode_step", lambda q, K, V: decode_step(q, K, V, scaled=False), "unscaled"),
         ("gqa_predict_weights", "the same", "gqa_predict_same"),
         ("gqa_fix_repeat", cycled, "gqa_cycled"),
-        ("gqa_batch", (64, 4), "kv_cache_no_two"),
-        ("gqa_batch", (32, 8), "kv_cache_no_two"),
+        ("gqa_batch", (70, 4), "kv_cache_no_two"),
+        ("gqa_batch", (35, 8), "kv_cache_no_two"),
+        ("gqa_batch", (44 / PER_SEQUENCE, 4), "partial_sequence"),  # / where // belongs
+        ("gqa_batch", (35, 44 / (8 * PER_SEQUENCE)), "partial_sequence"),
         ("mla_cache", (D_C * LAYERS, 2 * HEADS * D_HEAD * LAYERS), "mla_no_rope"),
         (
             "mla_cache",
@@ -101,7 +103,7 @@ def test_unfilled_cells_are_not_attempted(exercise_id, answer):
 def test_an_unnamed_slip_is_wrong_without_a_code():
     feedback = verdict("gqa_fix_repeat", lambda K, n_heads: repeat_kv_loop(K, n_heads)[::-1])
     assert (feedback.status, feedback.mistake) == ("wrong", None), feedback.message
-    feedback = verdict("gqa_batch", (33, 4))
+    feedback = verdict("gqa_batch", (33, 4))  # neither right nor a named mistake
     assert (feedback.status, feedback.mistake) == ("wrong", None), feedback.message
 
 

@@ -24,8 +24,15 @@ def _id(exercise):
 
 
 def reference_answer(exercise):
-    """What a learner who solved the exercise passes to ``check``."""
+    """What a learner who solved the exercise passes to ``check``: for a function, the
+    solution's own code (the reference computes the expected values, and may break the
+    exercise's constraints, e.g. blocked_causal's reference is one query at a time)."""
     if exercise.kind == "function":
+        text = exercise.solution_text()
+        if exercise.constraints and text.startswith(f"def {exercise.answer}("):
+            namespace = {"np": np}
+            exec(text, namespace)
+            return namespace[exercise.answer]
         return exercise.reference
     if exercise.dtype is not None:  # an exercise about a precision: answered in that dtype
         return np.asarray(exercise.expected).astype(exercise.dtype)

@@ -84,7 +84,11 @@ def test_the_grader_evaluates_the_expression_in_the_kernel(tmp_path):
     assert not (tmp_path / "attnlib/selfcheck/registry.py").exists() and package
     cases = wire.decode(spec[exercise.id]["cases"])
     data = record.answer_data("proof", cases, spec[exercise.id]["arg_names"], exercise.expected)
-    assert all(set(r) == {"ok"} for r in data)  # numbers only leave the kernel
+    *values, form = data
+    assert all(set(r) == {"ok"} for r in values)  # numbers at the points
+    # and the formula as a tree of class names and numbers, which the judge rebuilds from a
+    # short list of sympy classes (no text is ever parsed)
+    assert form["ok"] is None and form["form"][0] == "Add"
     assert exercise.judge(wire.decode(wire.encode(data))).passed
 
 

@@ -132,7 +132,8 @@ def test_wrong_d_is_named_where_d_model_differs_from_d_k():
 
 
 def column_softmax(x):
-    return np.exp(x) / np.exp(x).sum(axis=0, keepdims=True)
+    e = np.exp(x - x.max(axis=0, keepdims=True))  # stable, along the wrong axis only
+    return e / e.sum(axis=0, keepdims=True)
 
 
 def mixed_axis_softmax(x):
@@ -199,7 +200,7 @@ FUNCTION_MISTAKES = [
     ),
     (
         "scaled_scores_batched",
-        lambda Q, K: Q @ np.swapaxes(K, -1, -2) / np.sqrt(Q.shape[1]),
+        lambda Q, K: Q @ np.swapaxes(K, -1, -2) / np.sqrt(Q.shape[-2]),
         "counted_tokens",
     ),
 ]

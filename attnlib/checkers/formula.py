@@ -9,6 +9,7 @@ import numpy as np
 
 from .. import example as ex
 from ..core import attention_weights, softmax
+from ..selfcheck.contract import Domain
 from ..selfcheck.exercise import Exercise
 from . import naive_softmax, widened
 
@@ -25,6 +26,12 @@ _SQUARE = np.array([[0.5, 2.0, -1.0], [3.0, 0.0, 1.0], [-2.0, 1.5, 0.5]])  # no 
 _FAR = np.array([[1000.0, 999.0, 1001.0, 998.0, 990.0], [0.0, 1.0, 2.0, 3.0, 4.0]])
 _FAR = np.concatenate([_FAR, -_FAR[:1]])  # (3, 5)
 SOFTMAX_CASES = [(_X35,), (_ROW,), (_BIG,), (_SQUARE,), (_FAR,)]
+
+
+def _draw_scores(rng):
+    """Scores of any number of axes, as the text promises: 3-D and 4-D, last axis the keys."""
+    shape = [(2, 3, 5), (2, 3, 4, 6), (4, 1, 3), (1, 2, 3, 2, 4)][int(rng.integers(4))]
+    return (3 * rng.normal(size=shape),)
 
 
 def _no_keepdims_sum(x):
@@ -68,6 +75,7 @@ SOFTMAX = Exercise(
     "    return e / e.sum(axis=-1, keepdims=True)",
     # the last case has a row whose scores spread past 709 (see widened)
     cases=[*SOFTMAX_CASES, widened(SOFTMAX_CASES[0], 0, 500)],
+    domain=Domain("an array of any number of axes, keys on the last", _draw_scores, 4, seed=5),
     reference=softmax,
     mistakes=[
         ("wrong_axis", lambda x: softmax(x, axis=0)),

@@ -4,6 +4,7 @@ transfer task, one_hot() (X from a vocabulary instead of a table of vectors)."""
 import numpy as np
 
 from .. import example as ex
+from ..selfcheck.contract import Domain, ResultType
 from ..selfcheck.exercise import Exercise
 
 VECTORS = {token: ex.X[i] for i, token in enumerate(ex.TOKENS)}
@@ -77,6 +78,16 @@ EMBED_CASES = [
 ]
 
 
+def _draw_embed(rng):
+    """A table of non-integer floats (an int array would round them) for a vocabulary in no
+    particular order, and a sentence shorter or longer than the table, with repeats."""
+    words = list(rng.permutation(["seeds", "birds", "eat", "fly", "sing", "nest"]))
+    d_model = int(rng.integers(2, 6))
+    table = {str(w): np.round(rng.normal(size=d_model), 2) + 0.25 for w in words}
+    tokens = [str(w) for w in rng.choice(words, size=int(rng.integers(1, 9)))]
+    return tokens, table
+
+
 def _rows_in_table_order(tokens, table):
     return np.array(list(table.values()), dtype=np.float64)
 
@@ -94,6 +105,13 @@ EMBED = Exercise(
     solution="def embed(tokens, table):\n"
     "    return np.array([table[token] for token in tokens], dtype=float)  # (n, d_model)",
     cases=EMBED_CASES,
+    domain=Domain(
+        "tokens of any length (repeats allowed) and a table of float vectors of any width",
+        _draw_embed,
+        count=4,
+        seed=11,
+    ),
+    constraints=(ResultType("f", "a float array, one row per token"),),
     reference=_embed,
     mistakes=[
         ("tokens_as_columns", lambda tokens, table: _embed(tokens, table).T),
@@ -111,8 +129,22 @@ def _one_hot(tokens, vocab):
     return X
 
 
+def _draw_one_hot(rng):
+    """A vocabulary in no particular order (never sorted) and a sentence from it."""
+    words = ["seeds", "birds", "eat", "fly", "sing", "nest", "ant"]
+    vocab = [str(w) for w in rng.permutation(words)[: int(rng.integers(3, 8))]]
+    if vocab == sorted(vocab):
+        vocab = vocab[::-1]
+    return [str(w) for w in rng.choice(vocab, size=int(rng.integers(1, 10)))], vocab
+
+
+def _one_hot_sorted(tokens, vocab):
+    return _one_hot(tokens, sorted(vocab))  # np.unique(vocab): the words sorted
+
+
 ONE_HOT_CASES = [
     (["seeds", "birds", "eat", "eat"], ["birds", "eat", "seeds"]),  # n = 4 > len(vocab) = 3
+    (["birds", "eat", "seeds"], ["seeds", "birds", "eat"]),  # a vocabulary not in order
     (["c", "a", "e", "a", "b"], list("abcdef")),  # n = 5, d_model = 6, a repeated token
     (["f"], list("abcdef")),  # one token
     (list(ex.TOKENS), list(ex.TOKENS)),  # the sentence itself: X is the identity
@@ -137,9 +169,16 @@ ONE_HOT = Exercise(
     "        X[i, vocab.index(token)] = 1.0\n"
     "    return X",
     cases=ONE_HOT_CASES,
+    domain=Domain(
+        "a vocabulary in any order and a sentence of any length drawn from it",
+        _draw_one_hot,
+        count=4,
+        seed=12,
+    ),
     reference=_one_hot,
     mistakes=[
         ("tokens_as_columns", lambda tokens, vocab: _one_hot(tokens, vocab).T),
+        ("one_hot_sorted_vocab", _one_hot_sorted),
         ("one_hot_position", lambda tokens, vocab: np.eye(len(tokens), len(vocab))),
     ],
     arg_names=("tokens", "vocab"),

@@ -7,6 +7,7 @@ import numpy as np
 
 from .. import example as ex
 from ..core import qk_scores
+from ..selfcheck.contract import Exact
 from ..selfcheck.exercise import Exercise
 
 Q, K, S = ex.Q, ex.K, ex.S  # the worked example: (3, 2), (3, 2), (n_q, n_k) = (3, 3)
@@ -141,7 +142,11 @@ RANK_WITNESS = Exercise(
         ("trivial_witness", np.zeros(K.shape[0])),
         ("witness_keys_as_columns", np.append(np.linalg.solve(K[:2], -K[2]), 1.0)),  # K z = 0
     ],
-    decimals=2,
+    decimals=2,  # a mistake worked by hand is still named
+    exactness=Exact(
+        "K^T z = 0 with z_3 = 1",
+        lambda z: max(np.abs(K.T @ z).max(), abs(z[-1] - 1.0)),
+    ),
     name="z",
 )
 

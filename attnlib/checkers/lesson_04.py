@@ -11,6 +11,7 @@ import numpy as np
 
 from .. import example as ex
 from ..core import qk_scores, scale_scores, softmax
+from ..selfcheck.contract import Rounded
 from ..selfcheck.exercise import Exercise
 
 Q, K, S = ex.Q, ex.K, ex.S  # (3, 2), (3, 2), (n_q, n_k) = (3, 3)
@@ -38,7 +39,9 @@ SCALING_BIRDS_EAT = Exercise(
         "divided_by_d_k": SCORE / d_k,
         "multiplied": SCORE * np.sqrt(d_k),
     },
-    decimals=2,  # the lesson prints 6.36: 9 / 1.414 = 6.365 passes, 6.43 does not
+    decimals=2,  # the lesson prints 6.36
+    # every value that rounds, at 2 decimals, to 9 / sqrt(2) or to the document's 9 / 1.41
+    exactness=Rounded(2, routes=(SCORE / round(float(np.sqrt(d_k)), 2),)),
     name="the scaled score",
 )
 

@@ -13,6 +13,7 @@ import numpy as np
 import sympy as sp
 
 from ..core import softmax
+from ..selfcheck.contract import Symbolic
 from ..selfcheck.exercise import Exercise
 from ..selfcheck.judge import check_expression, check_function, passed, wrong
 from ..selfcheck.run import expression_function
@@ -199,6 +200,20 @@ _PLANE = [
     (-0.5, 1.0, 0.5, 1.0, 0.0, 0.0),  # v^T J v = -0.75
     (1.5, -1.0, 0.5, 0.0, 2.0, 1.0),  # v^T J v = -5.75
 ]
+# many more points, seeded: weights on the simplex, weights >= 0 off it at several scales
+# (p = (1.5, 0, 0), v = (1, 0, 0) first: v^T J v + 2 (p_1 + p_2 + p_3 - 1)^2 is -0.25 there)
+_rng_psd = np.random.default_rng(83)
+_ON += [
+    tuple(np.concatenate([_rng_psd.dirichlet(np.ones(3)), 2 * _rng_psd.normal(size=3)]).tolist())
+    for _ in range(8)
+]
+_OFF += [(1.5, 0.0, 0.0, 1.0, 0.0, 0.0)] + [
+    tuple(
+        np.concatenate([_rng_psd.uniform(0, s, 3), s * _rng_psd.normal(size=3)]).round(3).tolist()
+    )
+    for s in (0.5, 1.0, 2.0, 4.0)
+    for _ in range(6)
+]
 PSD_POINTS = _ON + _OFF + _PLANE
 PSD_MISTAKES = {
     "psd_not_sum_of_squares": QUADRATIC,
@@ -211,7 +226,8 @@ PSD_MISTAKES = {
 
 def _psd_verdict(records):
     """Right: equal to v^T J v where p sums to 1 and >= 0 wherever p >= 0, in any form
-    (the p-weighted variance, or half the sum of p_i p_j (v_i - v_j)^2, ...)."""
+    (the p-weighted variance, or half the sum of p_i p_j (v_i - v_j)^2, ...), at every one
+    of many points; nan or inf at any point is wrong, never a pass."""
     f = {code: expression_function(e, PSD_NAMES) for code, e in PSD_MISTAKES.items()}
     reference = expression_function(VARIANCE_FORM, PSD_NAMES)
     n = len(_ON)
@@ -222,8 +238,14 @@ def _psd_verdict(records):
     if on_simplex.status != "passed":
         return on_simplex
     values = [r.get("ok") if isinstance(r, dict) else None for r in records[n:]]
-    if not all(isinstance(x, float) for x in values):  # an error or not a number: say which
+    if not all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in values):
         return check_function(records, PSD_POINTS, reference, (), None, PSD_NAMES)
+    for x, point in zip(values, PSD_POINTS[n:], strict=True):
+        if not np.isfinite(x):
+            at = ", ".join(
+                f"{name} = {value:g}" for name, value in zip(PSD_NAMES, point, strict=True)
+            )
+            return wrong(f"your expression is {x} at {at}: a proof's formula is a number there.")
     if min(values[: len(_OFF)]) < -1e-9:  # equal to v^T J v on the simplex, negative off it
         return wrong("", mistake="psd_not_sum_of_squares")
     plane = n + len(_OFF)
@@ -253,6 +275,14 @@ SQRT_JACOBIAN_PSD = Exercise(
     cases=PSD_POINTS,
     arg_names=PSD_NAMES,
     rule=_psd_verdict,
+    # and as a formula: v^T J v where p sums to 1, >= 0 by its form (p_i >= 0, squares)
+    exactness=Symbolic(
+        "v^T J v where p_1 + p_2 + p_3 = 1",
+        tuple((name, {"nonnegative": True}) for name in PSD_NAMES[:3])
+        + tuple((name, {"real": True}) for name in PSD_NAMES[3:]),
+        on=lambda s: {s["p_3"]: 1 - s["p_1"] - s["p_2"]},
+        nonnegative=True,
+    ),
 )
 
 

@@ -10,6 +10,7 @@ import numpy as np
 from .. import example as ex
 from ..core import attention, scale_scores, softmax
 from ..masks import causal_mask, padding_mask
+from ..selfcheck.contract import ResultType
 from ..selfcheck.exercise import Exercise
 
 
@@ -131,6 +132,7 @@ MASK_PADDING = Exercise(
     "    real = positions < np.asarray(lengths)[:, None]  # (batch, n_k)\n"
     "    return real[:, None, :]  # (batch, 1, n_k)",
     cases=PADDING_CASES,
+    constraints=(ResultType("b", "a boolean array (attention refuses others, and ~ inverts it)"),),
     reference=_padding_reference,
     mistakes=[
         ("padding_off_by_one", _padding_variant(lambda j, length: j <= length)),

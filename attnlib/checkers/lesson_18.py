@@ -12,6 +12,7 @@ import numpy as np
 from .. import example as ex
 from ..core import attention, attention_weights, softmax
 from ..masks import causal_mask
+from ..selfcheck.contract import BlockReads, PeakMemory
 from ..selfcheck.exercise import Exercise
 
 # ---- cost_matrix_mib: one n x n float64 matrix at n = 4096 ----------------------------------
@@ -179,6 +180,21 @@ BLOCKED_CAUSAL_CASES = [
 ]
 
 
+# measured: which query rows meet which key rows (n = 7 in tiles of 3, n = 8 in tiles of 2)
+_TRACKED = [
+    (_Q73, _K73, _V72, 3),
+    (*(_rng.normal(size=s) for s in [(8, 3), (8, 3), (8, 2)]), 2),
+]
+# measured: peak memory at n = 1024, where the 1024 x 1024 scores alone take 8 MiB
+_LARGE = [(*(_rng.normal(size=(1024, 4)) for _ in range(3)), 32)]
+
+
+def blocked_memory_bound(Q, K, V, block_size):
+    """Bytes a tiled pass may use: 1 MiB, n-row arrays many times over, a few tiles."""
+    n, d = Q.shape[0], Q.shape[1] + V.shape[1]
+    return 2**20 + 16 * 8 * n * d + 8 * 8 * block_size**2
+
+
 BLOCKED_CAUSAL = Exercise(
     id="blocked_causal",
     lesson="18_cost_and_memory",
@@ -214,12 +230,22 @@ BLOCKED_CAUSAL = Exercise(
     "        output[q_start : q_start + len(Q_b)] = a_sum / l_sum\n"
     "    return output",
     cases=BLOCKED_CAUSAL_CASES,
+    constraints=(
+        BlockReads(
+            "scores in tiles of block_size queries by block_size keys, none above the diagonal",
+            query=0,
+            key=1,
+            block=3,
+            cases=_TRACKED,
+        ),
+        PeakMemory("never build the n x n matrix", blocked_memory_bound, cases=_LARGE),
+    ),
     reference=visible_prefix_attention,
     mistakes=[
         ("overflow", None),  # inf or nan on large scores, whatever else went wrong
         ("blocks_not_skipped", _full_masked),
         ("blocks_not_skipped", lambda *args: _tiled(*args, skip=False)),
-        ("mask_ignored", lambda Q, K, V, b: attention(Q, K, V)[0]),
+        ("mask_ignored", lambda Q, K, V, b: softmax(Q @ K.T / np.sqrt(Q.shape[-1])) @ V),
         ("diagonal_block_unmasked", lambda *args: _tiled(*args, mask_inside=False)),
         ("causal_sees_future", lambda Q, K, V, b: causal_attention(Q, K, V, b, flipped=True)),
         ("values_not_rescaled", lambda *args: _tiled(*args, rescale_a=False)),

@@ -14,6 +14,7 @@ import numpy as np
 from .. import example as ex
 from ..core import attention, softmax
 from ..precision import round_to_bfloat16
+from ..selfcheck.contract import Relative
 from ..selfcheck.exercise import Exercise
 from . import widened
 
@@ -66,6 +67,13 @@ SOFTMAX_HALF_CASES = [
     ((10 * _rng.normal(size=(3, 5))).astype(np.float16),),  # scores past 11.09
     # far apart, one row past float32's 88.72: computing in float32 still needs the row max
     (np.array([[100.0, 101.0, 99.0], [-80.0, -79.0, -81.0]], dtype=np.float16),),
+    # rows of 4096 keys, where float16 accumulation shows: a float16 running sum of 4096
+    # ones stalls at 2048 (numpy's own float16 .sum() adds in float32 and is exact)
+    # (weights of about 1/4096: 1/2048 is within 0.001 of them, so the tolerance is relative)
+    (np.stack([np.zeros(4096), 0.01 * _rng.normal(size=4096)]).astype(np.float16),),
+    ((3 * _rng.normal(size=(2, 4096))).astype(np.float16),),
+    # any leading axes: a batch of 2 sentences, 3 heads, 4 queries over 5 keys
+    ((3 * _rng.normal(size=(2, 3, 4, 5))).astype(np.float16),),
 ]
 
 
@@ -87,12 +95,12 @@ SOFTMAX_HALF = Exercise(
     # the last case has a row whose scores spread past 709 (see widened)
     cases=[*SOFTMAX_HALF_CASES, widened(SOFTMAX_HALF_CASES[1], 0, 60)],
     reference=lambda x: softmax(x),  # attnlib: float16 in, float16 out, computed in float32
+    exactness=Relative(rtol=2**-9, atol=1e-7),  # one float16 rounding (2^-11) with room
     mistakes=[
         ("wrong_axis", lambda x: _softmax_in(x, np.float32, axis=0)),
         ("global_max", lambda x: _softmax_in(x, np.float32, row_max=False)),
         ("overflow", _naive_half),
     ],
-    decimals=3,
     arg_names=("x",),
     dtype="float16",  # float16 out: a float32 or float64 result is wrong
 )

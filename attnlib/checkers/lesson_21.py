@@ -14,6 +14,7 @@ from .. import example as ex
 from ..cache import KVCache
 from ..core import attention
 from ..masks import causal_mask
+from ..selfcheck.contract import PeakMemory
 from ..selfcheck.exercise import Exercise
 
 LESSON = "21_decoding_with_a_kv_cache"
@@ -95,6 +96,15 @@ DECODE_CASES = [
     (np.full((4, 2), [30.0, 0.0]), _FAR_KEYS, _rng.normal(size=(4, 3))),
 ]
 
+
+def decode_memory_bound(Q, K, V):
+    """Bytes a decoder may use: 512 KiB and n-row arrays many times over, no (n, n) table."""
+    return 2**19 + 16 * 8 * len(Q) * (Q.shape[1] + V.shape[1])
+
+
+# n = 512: the (n, n) scores alone take 2 MiB, the bound 1 MiB
+_LARGE = [tuple(_rng.normal(size=(512, 4)) for _ in range(3))]
+
 KV_DECODE = Exercise(
     id="kv_decode",
     lesson=LESSON,
@@ -120,7 +130,8 @@ KV_DECODE = Exercise(
     "        rows.append(weights @ V_cache)  # (d_v,)\n"
     "    return np.array(rows)",
     cases=DECODE_CASES,
-    reference=decode,
+    constraints=(PeakMemory("do not build an n x n table", decode_memory_bound, cases=_LARGE),),
+    reference=_causal,  # the rows every step must give, computed at once (decode is slower)
     mistakes=[
         ("kv_cache_append_after", _append_after),
         ("kv_cache_future_keys", lambda Q, K, V: attention(Q, K, V)[0]),

@@ -159,12 +159,12 @@ GQA_FIX_REPEAT = Exercise(
 
 # ---- gqa_batch: how many sequences' caches fit -------------------------------------------------
 # Llama 2 70B (lesson 21): 80 layers, 64 query heads, 8 key-value heads, d_head 128, float16
-FREE_GIB, N_TOKENS = 40, 4096
+FREE_GIB, N_TOKENS = 44, 4096  # 44 / 1.25 and 44 / 10 are not whole: / is not //
 
 
-def _sequences(kv_heads, keys_and_values=2):
+def _sequences(kv_heads, keys_and_values=2, whole=True):
     per_sequence = keys_and_values * 80 * N_TOKENS * kv_heads * 128 * 2 / 2**30  # GiB
-    return int(FREE_GIB // per_sequence)
+    return int(FREE_GIB // per_sequence) if whole else FREE_GIB / per_sequence
 
 
 GQA_BATCH = Exercise(
@@ -178,12 +178,19 @@ GQA_BATCH = Exercise(
         "either fits whole or not at all: round the count down (//), never to the nearest.",
     ],
     solution=lambda: (
-        f"with_8 = {_sequences(8)}  # 40 // 1.25\nwith_64 = {_sequences(64)}  # 40 // 10"
+        f"with_8 = {_sequences(8)}  # {FREE_GIB} // 1.25\n"
+        f"with_64 = {_sequences(64)}  # {FREE_GIB} // 10"
     ),
     expected=(_sequences(8), _sequences(64)),
     mistakes={
-        0: {"kv_cache_no_two": _sequences(8, keys_and_values=1)},
-        1: {"kv_cache_no_two": _sequences(64, keys_and_values=1)},
+        0: {
+            "kv_cache_no_two": _sequences(8, keys_and_values=1),
+            "partial_sequence": _sequences(8, whole=False),
+        },
+        1: {
+            "kv_cache_no_two": _sequences(64, keys_and_values=1),
+            "partial_sequence": _sequences(64, whole=False),
+        },
     },
     names=("with_8", "with_64"),
 )

@@ -16,6 +16,7 @@ from .. import example as ex
 from ..cache import RingKVCache
 from ..core import attention
 from ..masks import sliding_window_mask
+from ..selfcheck.contract import PeakMemory
 from ..selfcheck.exercise import Exercise
 
 LESSON = "23_sliding_window_attention"
@@ -128,6 +129,15 @@ RING_CASES = [
     (np.full((5, 2), [30.0, 0.0]), _FAR_KEYS, _rng.normal(size=(5, 3)), 3),
 ]
 
+
+def ring_memory_bound(Q, K, V, w):
+    """Bytes a ring decoder may use: 512 KiB, n-row results, w slots; no (n, n) table."""
+    return 2**19 + 16 * 8 * len(Q) * V.shape[1] + 16 * 8 * w * (K.shape[1] + V.shape[1])
+
+
+# n = 512, w = 8: an (n, n) table of scores alone takes 2 MiB, the bound 0.8 MiB
+_LARGE = [(*(_rng.normal(size=(512, 4)) for _ in range(3)), 8)]
+
 WINDOW_RING_DECODE = Exercise(
     id="window_ring_decode",
     lesson=LESSON,
@@ -154,6 +164,9 @@ WINDOW_RING_DECODE = Exercise(
     "        rows.append(weights @ V_slots[:live])  # (d_v,)\n"
     "    return np.array(rows)",
     cases=RING_CASES,
+    constraints=(
+        PeakMemory("keep no more than w keys, and no n x n table", ring_memory_bound, cases=_LARGE),
+    ),
     reference=ring_decode,
     mistakes=[
         ("ring_overwrites_newest", lambda Q, K, V, w: _slots_decode(Q, K, V, w, _newest_slot)),

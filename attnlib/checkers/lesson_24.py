@@ -15,6 +15,7 @@ from .. import example as ex
 from ..core import attention
 from ..flash import flash_attention
 from ..grad import attention_backward
+from ..selfcheck.contract import PeakMemory
 from ..selfcheck.exercise import Exercise
 from . import widened
 
@@ -131,6 +132,18 @@ BACKWARD_CASES = [
 _WIDE = widened(BACKWARD_CASES[0], 0, 1000)
 BACKWARD_CASES.append(_with_forward(_WIDE[0], _WIDE[1], _WIDE[2], _WIDE[5], _WIDE[6]))
 
+
+def backward_memory_bound(Q, K, V, output, L, dOutput, block_size):
+    """Bytes a tiled backward may use: 512 KiB, n-row arrays many times over, a few
+    (n_q, block_size) tiles; the (n_q, n_k) weights do not fit."""
+    n_q, n_k = len(Q), len(K)
+    rows = n_q * (Q.shape[1] + V.shape[1]) + n_k * (K.shape[1] + V.shape[1])
+    return 2**19 + 16 * 8 * rows + 16 * 8 * n_q * block_size
+
+
+# n_q = n_k = 1024: the (n_q, n_k) weights alone take 8 MiB, the bound 4.5 MiB
+_LARGE = [_with_forward(*(_rng.normal(size=(1024, 4)) for _ in range(4)), 16)]
+
 FLASH_BACKWARD = Exercise(
     id="flash_backward",
     lesson="24_flash_attention",
@@ -160,6 +173,9 @@ FLASH_BACKWARD = Exercise(
     "        dK[keys] = dS_b.T @ Q / np.sqrt(d_k)  # (b, d_k)\n"
     "    return dQ, dK, dV",
     cases=BACKWARD_CASES,
+    constraints=(
+        PeakMemory("never build the (n_q, n_k) weights", backward_memory_bound, cases=_LARGE),
+    ),
     reference=_backward_reference,
     mistakes=[
         ("overflow", _overflowing),

@@ -25,6 +25,14 @@ name their symbols and ``cases`` are the points, chosen here, where the learner'
 evaluates the answer (:func:`~attnlib.selfcheck.run.expression_function`); only the
 numbers reach the judge, which compares them as for a function.
 
+An exercise states its contract beside its cases (:mod:`~attnlib.selfcheck.contract`):
+``domain`` (the inputs its text promises; more cases are drawn from it, seeded),
+``constraints`` (what the answer must not build or must use, measured in the child that
+calls the function: peak memory, the blocks it reads, the type of array it returns) and
+``exactness`` (an exact answer by its defining property, a rounded one at the decimals the
+lesson prints, every honest route included). The judge turns each statement into a check
+whose message names it.
+
 For a class (``attnlib check --gradebook``), an exercise is worth ``points`` (default 1).
 A passed exercise earns them all and any other status none, unless the exercise says it
 has ``parts``: then a tuple earns the fraction of its items that are right, a function
@@ -44,13 +52,23 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from . import display, judge
+from . import contract, display, judge
 from .mistakes import MISTAKES
-from .run import expression_function
+from .run import expression_function, split_case, with_instructions
 
 KINDS = ("value", "tuple", "choice", "function", "proof")
 _CALLED = ("function", "proof")  # answers judged by their results on the cases
 _JUDGED = ("passed", "wrong")  # statuses a dtype rule may overrule
+
+
+def _non_finite(value):
+    """True for a number or array of numbers holding nan or inf."""
+    if isinstance(value, bool) or not isinstance(value, (int, float, np.ndarray)):
+        return False
+    try:
+        return not np.isfinite(np.asarray(value, dtype=np.float64)).all()
+    except (TypeError, ValueError):
+        return False
 
 
 def _pairs(mistakes):
@@ -123,6 +141,14 @@ class Exercise:
         The "why" question a teacher grades by hand from the student's words ("" for none).
     written_points : int or float
         What the written answer is worth (default 1).
+    domain : contract.Domain, optional
+        function: the inputs the text promises; its drawn cases are added to ``cases``.
+    constraints : tuple
+        function: :class:`~attnlib.selfcheck.contract.PeakMemory`, ``BlockReads``,
+        ``ResultType``; the cases they are measured on are added to ``cases``.
+    exactness : optional
+        value: :class:`~attnlib.selfcheck.contract.Exact`, ``Rounded`` or ``Within``;
+        function: ``Relative``. Default: ``decimals``, else floating-point precision.
     """
 
     id: str
@@ -147,6 +173,9 @@ class Exercise:
     parts: bool = False
     written: str = ""
     written_points: float = 1
+    domain: object = None
+    constraints: tuple = ()
+    exactness: object = None
 
     def __post_init__(self):
         where = f"Exercise {self.id!r}"
@@ -170,7 +199,15 @@ class Exercise:
         if unknown:
             raise ValueError(f"{where}: mistake codes {unknown} are not in mistakes.py.")
         set_(self, "options", tuple(self.options))
-        set_(self, "cases", tuple(tuple(args) for args in self.cases))
+        set_(self, "constraints", tuple(self.constraints))
+        cases = [tuple(args) for args in self.cases]
+        if self.domain is not None:
+            cases += self.domain.cases()
+        for rule in self.constraints:
+            cases += [tuple(args) for args in getattr(rule, "instructed", list)()]
+        if self.kind == "proof" and isinstance(self.exactness, contract.Symbolic):
+            cases.append(with_instructions((), form=True))  # the formula itself, as data
+        set_(self, "cases", tuple(cases))
         _freeze((self.expected, self.mistakes, self.cases))
         if self.kind == "function" and (not self.cases or self.reference is None):
             raise ValueError(f"{where}: a function exercise needs cases and a reference.")
@@ -219,7 +256,16 @@ class Exercise:
                 if not isinstance(answer, (tuple, list)) or len(answer) != len(self.cases):
                     return 0.0
                 right = [
-                    judge.check_function([record], [args], self.reference, (), self.decimals).status
+                    judge.check_function(
+                        [record],
+                        [args],
+                        self.reference,
+                        (),
+                        self._tolerance(),
+                        None,
+                        None,
+                        self.constraints,
+                    ).status
                     == "passed"
                     for record, args in zip(answer, self.cases, strict=True)
                 ]
@@ -249,14 +295,14 @@ class Exercise:
         if self.kind not in _CALLED and judge.is_placeholder(answer):
             return judge.not_attempted()
         if self.kind == "proof":  # the same comparison as a function's, worded for a formula
-            verdict = self.rule(answer) if self.rule is not None else self._proof_verdict(answer)
+            verdict = self._proof_verdict_all(answer)
             detail = verdict.detail.replace("your function", "your expression")
             detail = detail.replace("on inputs ", "at ")
             return judge.Verdict(verdict.status, verdict.mistake, detail)
         if self.rule is not None:
             return self.rule(answer)
         if self.kind == "value":
-            return judge.check_array(answer, self.expected, self.mistakes, self.decimals, self.name)
+            return self._value_verdict(answer)
         if self.kind == "tuple":
             mistakes = {i: pairs for i, pairs in self.mistakes}
             return judge.check_tuple(answer, self.expected, mistakes, self.decimals, self.names)
@@ -267,9 +313,42 @@ class Exercise:
             self.cases,
             self.reference,
             self.mistakes,
-            self.decimals,
+            self._tolerance(),
             self.arg_names,
             self.result_names,
+            self.constraints,
+        )
+
+    def _tolerance(self):
+        return self.exactness if isinstance(self.exactness, contract.Relative) else self.decimals
+
+    def _value_verdict(self, answer):
+        """A value against ``expected``, judged as ``exactness`` says: a named mistake or a
+        far answer is told as by the comparison; an answer the comparison would let through
+        but the rule does not is told by the rule."""
+        rule = self.exactness
+        verdict = judge.check_array(answer, self.expected, self.mistakes, self.decimals, self.name)
+        if rule is None or verdict.mistake is not None:
+            return verdict
+        got = judge.as_numbers(answer, self.name)
+        if isinstance(got, judge.Verdict):
+            return got
+        shaped = got.shape == np.shape(self.expected)
+        if isinstance(rule, contract.Exact):
+            if shaped and rule.holds(got):
+                return judge.passed()
+            if verdict.status != "passed":
+                return verdict
+            return judge.wrong(f"{self.name} does not satisfy {rule.text} (to about {rule.tol:g}).")
+        if shaped and rule.accepts(got, self.expected):
+            return judge.passed()
+        if verdict.status != "passed":
+            return verdict
+        if isinstance(rule, contract.Within):
+            return judge.wrong(f"{self.name} is not in {rule.text}.")
+        return judge.wrong(
+            f"{self.name} does not round, at {rule.decimals} decimals, to what the computation "
+            "gives."
         )
 
     def _dtype_verdict(self, answer):
@@ -282,7 +361,8 @@ class Exercise:
             )
         if not isinstance(answer, (list, tuple)):
             return None
-        for entry, args in zip(answer, self.cases, strict=False):
+        for entry, case in zip(answer, self.cases, strict=False):
+            args = split_case(case)[1]
             if isinstance(entry, dict) and "ok" in entry and entry["ok"] is not None:
                 result = entry["ok"]
                 for item in result if isinstance(result, tuple) else (result,):
@@ -292,11 +372,37 @@ class Exercise:
                         return judge.wrong(f"{verdict.detail[:-1]} (on inputs {on}).")
         return None
 
+    def _proof_verdict_all(self, records):
+        """Values at the points (nan or inf at any is wrong), then the formula itself."""
+        form = None
+        if isinstance(self.exactness, contract.Symbolic) and isinstance(records, list):
+            if len(records) == len(self.cases) and split_case(self.cases[-1])[0].get("form"):
+                *records, last = records
+                form = last.get("form") if isinstance(last, dict) else None
+        if isinstance(records, list):
+            for record, case in zip(records, self.cases, strict=False):
+                value = record.get("ok") if isinstance(record, dict) else None
+                if _non_finite(value):
+                    at = judge._shapes(split_case(case)[1], self.arg_names)
+                    return judge.wrong(
+                        f"your expression is not a finite number at {at}: a formula "
+                        "that gives nan or inf there proves nothing."
+                    )
+        verdict = self.rule(records) if self.rule is not None else self._proof_verdict(records)
+        if verdict.status != "passed" or form is None:
+            return verdict
+        found = self.exactness.judge(form, self.expected)
+        if found is None:
+            return verdict
+        code, detail = found
+        return judge.wrong(detail, mistake=code)
+
     def _proof_verdict(self, records):
         """A proof's records against the expected expression at the same points."""
+        points = [c for c in self.cases if not split_case(c)[0].get("form")]
         return judge.check_expression(
             records,
-            self.cases,
+            points,
             expression_function(self.expected, self.arg_names),
             [(code, expression_function(e, self.arg_names)) for code, e in self.mistakes],
             self.decimals,

@@ -17,7 +17,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .contract import Relative
 from .mistakes import MISTAKES
+from .run import MEASURES, split_case
 from .wire import Refused
 from .wire import describe as _describe
 
@@ -134,10 +136,13 @@ def check_dtype(answer, dtype, name="your answer"):
 
 
 def _close(got, want, decimals):
-    """Elementwise closeness; ``decimals`` accepts answers rounded by hand."""
+    """Elementwise closeness; ``decimals`` accepts answers rounded by hand, a
+    :class:`~attnlib.selfcheck.contract.Relative` a relative tolerance."""
     with np.errstate(all="ignore"):
         if decimals is None:
             near = np.isclose(got, want, rtol=1e-6, atol=1e-9)
+        elif isinstance(decimals, Relative):
+            near = np.isclose(got, want, rtol=decimals.rtol, atol=decimals.atol)
         else:
             near = np.abs(got - want) <= 10.0**-decimals + 1e-12
     # inf equals inf and nan equals nan, so a mistake that overflows can be recognised
@@ -164,7 +169,12 @@ def _first_difference(got, want, decimals, name):
     the expected value is the answer, which ``solution()`` shows on request."""
     bad = ~_close(got, want, decimals)
     index = tuple(int(i) for i in np.argwhere(bad)[0])
-    places = "" if decimals is None else f" (compared to {decimals} decimal{'s' * (decimals != 1)})"
+    if decimals is None:
+        places = ""
+    elif isinstance(decimals, Relative):
+        places = f" (compared to a relative {decimals.rtol:.0e})"
+    else:
+        places = f" (compared to {decimals} decimal{'s' * (decimals != 1)})"
     if not index:
         return f"{name} differs{places}."
     return f"{name}: {where(index)} differs{places}."
@@ -303,21 +313,44 @@ def _all_match(got, want, decimals):
 
 
 def _record(entry):
-    """One per-input record as (key, value), or None when it is malformed."""
-    if not isinstance(entry, dict) or isinstance(entry, Refused) or len(entry) != 1:
+    """One per-input record as (key, value, record), or None when it is malformed.
+
+    A result may carry what the child measured beside it (``"peak"``, ``"products"``,
+    ``"form"``: see :func:`~attnlib.selfcheck.run.split_case`)."""
+    if not isinstance(entry, dict) or isinstance(entry, Refused) or not entry:
         return None
-    ((key, value),) = entry.items()
+    keys = [k for k in entry if k not in MEASURES]
+    if len(keys) != 1 or (keys != ["ok"] and len(entry) != 1):
+        return None
+    key, value = keys[0], entry[keys[0]]
     if key == "ok":
-        return key, value
+        return key, value, entry
     if key == "error" and isinstance(value, str):
-        return key, value
+        return key, value, entry
     if key in ("timeout", "exit") and isinstance(value, (int, float)):
-        return key, value
+        return key, value, entry
     return None
 
 
+def _reproduces(variant, args, got, decimals):
+    """True when a mistake's function gives ``got`` (a list of float arrays) on ``args``;
+    ``got`` None: the answer raised, and the mistake raises too."""
+    try:
+        made = _parts(_quietly(variant, args))
+    except Exception:  # the mistake is impossible for these shapes (or raises, as the answer)
+        return got is None
+    return got is not None and _all_match(got, made, decimals)
+
+
 def check_function(
-    records, cases, reference, mistakes=(), decimals=None, arg_names=None, result_names=None
+    records,
+    cases,
+    reference,
+    mistakes=(),
+    decimals=None,
+    arg_names=None,
+    result_names=None,
+    constraints=(),
 ):
     """Judge what a learner's function returned on every input against a reference.
 
@@ -354,8 +387,10 @@ def check_function(
     parsed = [_record(entry) for entry in records]
     if any(p is None for p in parsed):
         return error("the results of your function could not be read (malformed record).")
-    problems = []
-    for k, (args, (key, result)) in enumerate(zip(cases, parsed, strict=True)):
+    problems, broken = [], []  # what differs from the reference; a constraint it breaks
+    differing = []  # (args, got, on, overflowed) of every case whose result differs
+    for k, (case, (key, result, entry)) in enumerate(zip(cases, parsed, strict=True)):
+        how, args = split_case(case)
         on = f"on inputs {_shapes(args, arg_names)}"
         if key == "timeout":
             return error(f"your function ran longer than {result:g} s {on} (an endless loop?).")
@@ -366,17 +401,21 @@ def check_function(
             )
         if key == "error":
             problems.append(error(f"your function raised {result} ({on})."))
+            differing.append((args, None, on, False))  # a mistake that raises here too fits
             continue
         if isinstance(result, Refused):
             problems.append(wrong(f"your function's result: {result.reason[:-1]} ({on})."))
+            differing.append(None)
             continue
         if is_placeholder_item(result) or (isinstance(result, dict) and is_placeholder(result)):
             if k == 0:
                 return not_attempted()
             problems.append(wrong(f"your function returned ... {on}."))
+            differing.append(None)
             continue
         if result is None:
             problems.append(wrong(f"your function returned None {on}; is a `return` missing?"))
+            differing.append(None)
             continue
         expected = _parts(_quietly(reference, args))
         n = len(expected)
@@ -385,11 +424,13 @@ def check_function(
             problems.append(
                 wrong(f"your function returned a tuple of {len(result)} {on}; return one array.")
             )
+            differing.append(None)
             continue
         if n > 1 and (not isinstance(result, (tuple, list)) or len(result) != n):
             problems.append(
                 wrong(f"your function returned {_describe(result)} {on}; expected a tuple of {n}.")
             )
+            differing.append(None)
             continue
         got = []
         for item, name in zip(result if n > 1 else (result,), names, strict=True):
@@ -399,25 +440,20 @@ def check_function(
                 break
             got.append(g)
         if len(got) < n:
+            differing.append(None)
             continue
         if _all_match(got, expected, decimals):
+            for rule in constraints:
+                detail = rule.check(how, args, entry, on)
+                if detail is not None:
+                    broken.append(wrong(detail))
+                    break
             continue
         overflowed = any(
             g.shape == e.shape and np.isfinite(e).all() and not np.isfinite(g).all()
             for g, e in zip(got, expected, strict=True)
         )
-        for code, variant in mistakes:
-            if code == "overflow" and overflowed:
-                hit = True
-            elif variant is None:
-                hit = False
-            else:
-                try:
-                    hit = _all_match(got, _parts(_quietly(variant, args)), decimals)
-                except Exception:  # the mistake is impossible for these shapes
-                    hit = False
-            if hit:
-                return wrong(on, mistake=code)
+        differing.append((args, got, on, overflowed))
         for g, e, name in zip(got, expected, names, strict=True):
             if _matches(g, e, decimals):
                 continue
@@ -429,7 +465,29 @@ def check_function(
             else:
                 problems.append(wrong(f"{_first_difference(g, e, decimals, label)[:-1]} {on}."))
             break
-    return problems[0] if problems else passed()
+    # a mistake is named only when it gives the answer on every case where the answer differs
+    if differing and all(d is not None for d in differing):
+        on = (
+            next(d[2] for d in differing if d[1] is not None)
+            if any(d[1] is not None for d in differing)
+            else differing[0][2]
+        )
+        for code, variant in mistakes:
+            if code == "overflow" and all(overflowed for _, _, _, overflowed in differing):
+                hit = True  # inf or nan wherever it differs, whatever else went wrong
+            elif all(got is None for _, got, _, _ in differing):
+                hit = False  # it only raised: the error says more than a guess
+            elif variant is None:
+                hit = False
+            else:
+                hit = all(
+                    _reproduces(variant, args, got, decimals) for args, got, _, _ in differing
+                )
+            if hit:
+                return wrong(on, mistake=code)
+    if problems:
+        return problems[0]
+    return broken[0] if broken else passed()
 
 
 def check_expression(records, points, reference, mistakes=(), decimals=None, names=None):

@@ -554,6 +554,10 @@ MISTAKES = {
         "it attended across heads. Swap axes 1 and 2 before attention and back after."
     ),
     # lessons 01-06
+    "one_hot_sorted_vocab": (
+        "the columns follow the vocabulary as given, vocab.index(token), not its words sorted "
+        "(np.unique sorts them): with vocab = ['seeds', 'birds', 'eat'] birds is column 1."
+    ),
     "one_hot_position": (
         "the 1 of a token goes in that token's column of the vocabulary, vocab.index(token), "
         "not in the column of its position in the sentence."
@@ -648,6 +652,10 @@ MISTAKES = {
     "kv_predict_constant": (
         "the new query still meets every cached key: twice as many keys mean twice as many dot "
         "products and twice as many value rows to blend."
+    ),
+    "partial_sequence": (
+        "part of a sequence's cache serves no sequence: count the whole sequences that fit "
+        "(//), not the fraction (/)."
     ),
     "kv_cache_no_two": (
         "the cache keeps a key and a value for every token, head and layer: the factor 2."

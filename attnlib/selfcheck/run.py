@@ -16,6 +16,15 @@ The result is one record per input, exactly one of::
     {"timeout": seconds}            it ran past the limit and was killed
     {"exit": code}                  it called sys.exit / os._exit
 
+A case may start with instructions, ``{CALL: {...}}`` (see :func:`split_case`), which the
+child carries out around the call and reports beside ``"ok"``: ``"peak": True`` measures
+the call's peak memory with :mod:`tracemalloc` (``"peak": bytes``), ``"track": [i, j]``
+hands arguments ``i`` and ``j`` (queries and keys) over as :class:`Tracked` arrays and
+reports every product that meets rows of both (``"products": [[query rows, key rows],
+...]``), and ``"form": True`` (proofs) reports the expression itself as a tree of names and
+numbers (``"form": [...]``, see :func:`expression_tree`). The judge decides; the child only
+measures.
+
 >>> import numpy as np
 >>> call_cases(lambda x: x * 2, [(np.array([1.0, 2.0]),), (3,)])
 [{'ok': array([2., 4.])}, {'ok': 6}]
@@ -40,6 +49,192 @@ from . import wire
 
 TIME_LIMIT = 5.0  # seconds a learner's function may run on one input
 _NOT_RUN = "not run: your function {} on an earlier input"
+CALL = "attnlib.call"  # the key of a case's instructions, a dict before its arguments
+MEASURES = ("peak", "products", "form")  # what a record may carry beside "ok"
+
+
+def split_case(case):
+    """``(instructions, arguments)`` of one case: a case may start with ``{CALL: {...}}``.
+
+    >>> split_case(({CALL: {"peak": True}}, 3, 4))
+    ({'peak': True}, (3, 4))
+    >>> split_case((3, 4))
+    ({}, (3, 4))
+    """
+    case = tuple(case)
+    if case and isinstance(case[0], dict) and set(case[0]) == {CALL}:
+        return dict(case[0][CALL]), case[1:]
+    return {}, case
+
+
+def with_instructions(args, **instructions):
+    """The case ``args`` with instructions for the child in front (see :func:`split_case`)."""
+    return ({CALL: instructions}, *args)
+
+
+class Tracked(np.ndarray):
+    """A float array that logs which of its rows meet the rows of another in a product.
+
+    The child hands a function its queries and keys as ``Tracked`` arrays sharing one log.
+    Slices, transposes, reshapes and copies keep track of the rows their entries come from;
+    any product or elementwise operation that takes entries of both (``@``, ``np.dot``,
+    ``np.einsum``, ``*`` ...) appends ``(query rows, key rows)`` to the log, so a judge can
+    see which scores were computed, whatever is masked afterwards. A value read one number
+    at a time (``float(K[2, 0])``) or turned into a plain array (``np.asarray``) is no longer
+    followed: then the log stays empty and the judge says so.
+    """
+
+    def __new__(cls, data, source, log):
+        data = np.array(data, dtype=np.float64, order="C")
+        obj = data.view(cls)
+        shape = (-1,) + (1,) * (data.ndim - 1)
+        obj._source, obj._log = source, log
+        obj._set_ids(np.broadcast_to(np.arange(len(data)).reshape(shape), data.shape))
+        return obj
+
+    def _set_ids(self, ids):
+        """Remember the row of every entry, keyed by the entry's place in memory."""
+        ids = np.asarray(ids, dtype=np.int64)
+        self._home = (self.__array_interface__["data"][0], _offsets(self), ids.copy())
+
+    @property
+    def row_ids(self):
+        """The row of the original input each entry comes from, shape ``self.shape``."""
+        home = getattr(self, "_home", None)
+        if home is None:
+            return None
+        ptr, offsets, ids = home
+        if not offsets.size:
+            return np.zeros(self.shape, dtype=np.int64)
+        mine = self.__array_interface__["data"][0] - ptr + _offsets(self)
+        lookup = dict(zip(offsets.ravel().tolist(), ids.ravel().tolist(), strict=True))
+        try:
+            return np.array([lookup[o] for o in mine.ravel().tolist()]).reshape(self.shape)
+        except KeyError:
+            return None
+
+    def __array_finalize__(self, obj):
+        self._source = getattr(obj, "_source", None)
+        self._log = getattr(obj, "_log", None)
+        home = getattr(obj, "_home", None)
+        self._home = home
+        if home is None or self.row_ids is not None:
+            return  # a view of the same memory: its rows are found from its place
+        ids = obj.row_ids if isinstance(obj, Tracked) else None
+        if ids is not None and ids.shape == self.shape:  # a copy: the same entries
+            self._set_ids(ids)
+        elif ids is not None:  # a new array from the entries of obj: any of its rows
+            self._set_ids(np.full(self.shape, -1))
+            self._rows = frozenset(ids.ravel().tolist())
+
+    def _row_set(self):
+        ids = self.row_ids
+        if ids is None or (ids.size and ids.min() < 0):
+            return getattr(self, "_rows", frozenset())
+        return frozenset(ids.ravel().tolist())
+
+    def __getitem__(self, key):
+        ids = self.row_ids
+        result = super().__getitem__(key)
+        if (
+            isinstance(result, Tracked)
+            and ids is not None
+            and not np.may_share_memory(result.view(np.ndarray), self.view(np.ndarray))
+        ):
+            result._set_ids(ids[key])  # fancy indexing: a copy of the chosen entries
+        return result
+
+    def dot(self, other, out=None):
+        return np.dot(self, other) if out is None else np.dot(self, other, out=out)
+
+    def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
+        seen = _sources(inputs) | _sources(kwargs.get("out", ()))
+        plain = [_plain(x) for x in inputs]
+        if "out" in kwargs:
+            kwargs["out"] = tuple(_plain(x) for x in kwargs["out"])
+        result = getattr(ufunc, method)(*plain, **kwargs)
+        return _follow(seen, result, method == "__call__" and ufunc is not np.matmul, inputs)
+
+    def __array_function__(self, func, types, args, kwargs):
+        seen = _sources(args) | _sources(kwargs.values())
+        result = func(*_plain(args), **_plain(kwargs))
+        follows = func in _KEEPS_ENTRIES
+        return _follow(seen, result, follows, args)
+
+
+_KEEPS_ENTRIES = {
+    np.transpose, np.swapaxes, np.reshape, np.squeeze, np.expand_dims, np.copy,
+    np.atleast_1d, np.atleast_2d, np.ravel, np.moveaxis, np.flip,
+}  # fmt: skip
+
+
+def _offsets(a):
+    """Byte offsets of every entry of ``a`` from its data pointer, shape ``a.shape``."""
+    offsets = np.zeros(a.shape, dtype=np.int64)
+    for axis, (size, stride) in enumerate(zip(a.shape, a.strides, strict=True)):
+        shape = [1] * a.ndim
+        shape[axis] = size
+        offsets = offsets + (np.arange(size, dtype=np.int64) * stride).reshape(shape)
+    return offsets
+
+
+def _sources(values, depth=0):
+    """``{source: rows}`` for every Tracked array in ``values`` (nested lists, tuples)."""
+    found = {}
+    if depth > 8:
+        return found
+    items = values if isinstance(values, (list, tuple)) else (values,)
+    for item in items:
+        if isinstance(item, Tracked) and item._source is not None:
+            found.setdefault(item._source, set()).update(item._row_set())
+        elif isinstance(item, (list, tuple)):
+            for source, rows in _sources(item, depth + 1).items():
+                found.setdefault(source, set()).update(rows)
+    return found
+
+
+def _plain(value):
+    if isinstance(value, Tracked):
+        return value.view(np.ndarray)
+    if isinstance(value, (list, tuple)):
+        return type(value)(_plain(v) for v in value)
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items()}
+    return value
+
+
+def _follow(seen, result, keeps_entries, inputs):
+    """Log a product of queries and keys; keep following an array made from one of them."""
+    if len(seen) > 1:  # entries of both met: these scores were computed
+        log = next(x._log for x in _flat(inputs) if isinstance(x, Tracked))
+        if log is not None:
+            log.append((sorted(seen["q"]), sorted(seen["k"])))
+        return result
+    tracked = [x for x in _flat(inputs) if isinstance(x, Tracked)]
+    if len(seen) != 1 or not isinstance(result, np.ndarray) or result.dtype.kind != "f":
+        return result
+    source = tracked[0]
+    followed = result.view(Tracked)
+    followed._source, followed._log = source._source, source._log
+    ids = source.row_ids
+    if keeps_entries and len(tracked) == 1 and ids is not None:
+        try:
+            followed._set_ids(np.broadcast_to(ids, result.shape))
+            return followed
+        except ValueError:
+            pass
+    followed._set_ids(np.full(result.shape, -1))
+    followed._rows = frozenset(seen[source._source])
+    return followed
+
+
+def _flat(values, depth=0):
+    items = values if isinstance(values, (list, tuple)) else (values,)
+    for item in items:
+        if isinstance(item, (list, tuple)) and depth < 8:
+            yield from _flat(item, depth + 1)
+        else:
+            yield item
 
 
 def _one_line(err):
@@ -48,13 +243,48 @@ def _one_line(err):
     return line if len(line) <= 300 else line[:297] + "..."
 
 
+def _tracemalloc():
+    """The tracemalloc module, or None where Python was built without it (then a memory
+    case is not measured, and says so nowhere: the grader's kernels measure it)."""
+    try:
+        import tracemalloc
+    except ImportError:  # pragma: no cover - every CPython build here has it
+        return None
+    return tracemalloc
+
+
 def _call(function, args):
-    """One call in the child; the record as JSON-ready data."""
+    """One call in the child; the record as JSON-ready data (with what the case's
+    instructions asked to measure, see :func:`split_case`)."""
+    how, args = split_case(args)
+    measured = {}
     try:
         with warnings.catch_warnings(), np.errstate(all="ignore"):
             warnings.simplefilter("ignore")
-            value = function(*copy.deepcopy(tuple(args)))
-            return {"ok": wire.to_data(value)}
+            args = list(copy.deepcopy(args))
+            log = []
+            for index, source in zip(how.get("track", ()), "qk", strict=False):
+                args[index] = Tracked(args[index], source, log)
+            if how.get("form") and hasattr(function, "form"):
+                return {"ok": None, "form": function.form()}
+            tracemalloc = _tracemalloc() if how.get("peak") else None
+            peak = tracemalloc is not None and not tracemalloc.is_tracing()
+            if peak:
+                tracemalloc.start()
+                start = tracemalloc.get_traced_memory()[0]
+            try:
+                value = function(*args)
+            finally:
+                if peak:
+                    if tracemalloc.is_tracing():
+                        measured["peak"] = int(tracemalloc.get_traced_memory()[1] - start)
+                        tracemalloc.stop()
+                    else:  # the function stopped the measurement: it cannot be judged
+                        measured["peak"] = -1
+            if how.get("track"):
+                products = {(tuple(q), tuple(k)) for q, k in log}
+                measured["products"] = [[list(q), list(k)] for q, k in sorted(products)]
+            return {"ok": wire.to_data(_plain(value)), **measured}
     except SystemExit as stop:
         code = stop.code
         return {"exit": code if isinstance(code, int) and not isinstance(code, bool) else 1}
@@ -87,15 +317,33 @@ def _child(function, cases, write_fd):
         os._exit(code)
 
 
+def _measures(obj):
+    """What a child measured beside a result, as plain data (see :func:`split_case`)."""
+    found = {}
+    if isinstance(obj.get("peak"), int) and not isinstance(obj.get("peak"), bool):
+        found["peak"] = obj["peak"]
+    products = obj.get("products")
+    if isinstance(products, list) and all(
+        isinstance(p, list)
+        and len(p) == 2
+        and all(isinstance(rows, list) and all(type(i) is int for i in rows) for rows in p)
+        for p in products
+    ):
+        found["products"] = products
+    if "form" in obj:
+        found["form"] = obj["form"]
+    return found
+
+
 def _record(line):
     try:
         obj = json.loads(line)
-        (key,) = obj
-    except (ValueError, TypeError):
+        key = next(k for k in obj if k not in MEASURES) if len(obj) > 1 else next(iter(obj))
+    except (ValueError, TypeError, StopIteration, AttributeError):
         return {"error": "the child sent a malformed result"}
     if key == "ok":
         try:
-            return {"ok": wire.from_data(obj["ok"])}
+            return {"ok": wire.from_data(obj["ok"]), **_measures(obj)}
         except ValueError as err:
             return {"error": f"the result could not be read: {err}"}
     if key == "error" and isinstance(obj[key], str):
@@ -255,6 +503,15 @@ def expression_function(expr, names):
     """
     names = tuple(names)
 
+    def form():
+        """The expression as a tree of names and numbers (see :func:`expression_tree`)."""
+        import sympy as sp
+
+        if isinstance(expr, (str, bytes)):
+            raise TypeError("a string is not an expression: build it from sympy symbols")
+        e = sp.Matrix(list(expr)) if isinstance(expr, (list, tuple)) else sp.sympify(expr)
+        return expression_tree(e)
+
     def at(*values):
         import sympy as sp
 
@@ -270,12 +527,44 @@ def expression_function(expr, names):
             raise NameError(
                 f"the expression uses {', '.join(unknown)}; it may only use {', '.join(names)}"
             )
-        e = e.subs({s: sp.Float(point[str(s)], 30) for s in e.free_symbols})
-        if isinstance(e, sp.MatrixBase) or getattr(e, "shape", ()):
-            return np.array(sp.Matrix(e).evalf(), dtype=np.float64).ravel()
-        number = complex(e.evalf())
+        at_point = {s: sp.Float(point[str(s)], 30) for s in e.free_symbols}
+        if isinstance(e, sp.MatrixBase) or getattr(e, "shape", ()):  # numbers, 30 digits
+            return np.array(sp.Matrix(e).evalf(30, subs=at_point), dtype=np.float64).ravel()
+        number = complex(e.evalf(30, subs=at_point))
         if number.imag != 0:
             raise ValueError(f"the expression is not real at this point ({number})")
         return number.real
 
+    at.form = form
     return at
+
+
+def expression_tree(e, depth=0):
+    """A sympy expression as plain data a judge can rebuild without parsing text:
+    ``["Symbol", name]``, ``["Integer", "3"]``, ``["Rational", "1", "2"]``, ``["Float",
+    "0.5"]``, ``["Matrix", rows, cols, *entries]`` or ``[class name, *arguments]``.
+
+    >>> import sympy as sp
+    >>> expression_tree(sp.Symbol("p_1") * 2 + 1)
+    ['Add', ['Integer', '1'], ['Mul', ['Integer', '2'], ['Symbol', 'p_1']]]
+    """
+    import sympy as sp
+
+    if depth > 200:
+        raise ValueError("the expression is nested too deeply")
+    if isinstance(e, sp.MatrixBase):
+        return ["Matrix", e.rows, e.cols, *(expression_tree(x, depth + 1) for x in e)]
+    if isinstance(e, sp.Symbol):
+        return ["Symbol", e.name]
+    if isinstance(e, sp.Integer):
+        return ["Integer", str(int(e))]
+    if isinstance(e, sp.Rational):
+        return ["Rational", str(e.p), str(e.q)]
+    if isinstance(e, sp.Float):
+        return ["Float", str(e)]
+    if isinstance(e, sp.NumberSymbol) or e in (sp.S.Infinity, sp.S.NegativeInfinity, sp.nan):
+        return [type(e).__name__]
+    if isinstance(e, sp.Piecewise):
+        return ["Piecewise", *([expression_tree(x, depth + 1), expression_tree(c, depth + 1)]
+                               for x, c in e.args)]  # fmt: skip
+    return [type(e).__name__, *(expression_tree(a, depth + 1) for a in e.args)]

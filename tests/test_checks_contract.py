@@ -1,0 +1,519 @@
+"""Each exercise's contract is judged: every answer that used to earn a ✓ without doing what
+the exercise says is wrong now, written here as a learner would write it.
+
+The rules (attnlib/selfcheck/contract.py): a peak-memory bound measured with tracemalloc in
+the child that calls the function, the blocks of keys a tiled function reads (queries and
+keys handed over as arrays that log their products), the type of array returned, the domain
+the text promises (drawn, seeded), and exactness (a defining property, every value that
+rounds where the lesson prints, a measured range, a relative tolerance). The last test runs
+the constraint rules through ``attnlib check`` on notebooks.
+"""
+
+import json
+
+import numpy as np
+import pytest
+import sympy as sp
+
+from attnlib import attention, attention_backward, causal_mask, gpt
+from attnlib.checkers import lesson_08, lesson_25
+from attnlib.cli import main
+from attnlib.selfcheck import contract, registry
+from attnlib.selfcheck.run import call_cases, expression_function, split_case, with_instructions
+from tests.checker_cases import assert_mistake, assert_passed, verdict
+from tests.grader.conftest import load, src, write
+
+
+def assert_wrong(exercise_id, answer, *phrases):
+    """Wrong, no mistake named unless the phrases ask, and each phrase in the message."""
+    feedback = verdict(exercise_id, answer)
+    assert (feedback.passed, feedback.status) == (False, "wrong"), feedback.message
+    for phrase in phrases:
+        assert phrase in feedback.message, feedback.message
+    return feedback
+
+
+def _softmax(S):
+    E = np.exp(S - S.max(axis=-1, keepdims=True))
+    return E / E.sum(axis=-1, keepdims=True)
+
+
+# ---- blocked_causal: block_size honoured, hidden blocks never read, no n x n table ----------
+def blocked_per_row(Q, K, V, block_size):
+    """A per-row softmax over keys 0..i: right numbers, block_size ignored."""
+    d_k = Q.shape[1]
+    return np.array(
+        [_softmax(K[: i + 1] @ Q[i] / np.sqrt(d_k)) @ V[: i + 1] for i in range(len(Q))]
+    )
+
+
+def _tiles(Q, K, V, block_size, S_full=None, hidden_scores=False):
+    n, d_k = Q.shape
+    out = np.zeros((n, V.shape[1]))
+    for qs in range(0, n, block_size):
+        Q_b = Q[qs : qs + block_size]
+        rows = np.arange(qs, qs + len(Q_b))[:, None]
+        m, l_sum, a_sum = np.full((len(Q_b), 1), -np.inf), 0.0, 0.0
+        for ks in range(0, n if hidden_scores else qs + len(Q_b), block_size):
+            if S_full is not None:
+                S_b = S_full[qs : qs + block_size, ks : ks + block_size]
+            else:
+                S_b = Q_b @ K[ks : ks + block_size].T / np.sqrt(d_k)
+            if ks > rows.max():  # a hidden block: its scores computed, its values skipped
+                continue
+            cols = np.arange(ks, ks + S_b.shape[1])[None, :]
+            S_b = np.where(cols <= rows, S_b, -np.inf)
+            m_new = np.maximum(m, S_b.max(axis=1, keepdims=True))
+            P_b = np.exp(S_b - m_new)
+            l_sum = l_sum * np.exp(m - m_new) + P_b.sum(axis=1, keepdims=True)
+            a_sum = a_sum * np.exp(m - m_new) + P_b @ V[ks : ks + block_size]
+            m = m_new
+        out[qs : qs + len(Q_b)] = a_sum / l_sum
+    return out
+
+
+def blocked_after_full_scores(Q, K, V, block_size):
+    """A loop over tiles that first builds the n x n scores."""
+    S = Q @ K.T / np.sqrt(Q.shape[1])  # (n, n)
+    return _tiles(Q, K, V, block_size, S_full=S)
+
+
+def blocked_where(Q, K, V, block_size):
+    """Full masked attention blended with np.where (so a hidden nan value is dropped)."""
+    n = len(Q)
+    visible = np.arange(n)[None, :] <= np.arange(n)[:, None]  # (n, n)
+    S = np.where(visible, Q @ K.T / np.sqrt(Q.shape[1]), -np.inf)
+    parts = _softmax(S)[:, :, None] * V[None, :, :]  # (n, n, d_v): weight times value
+    return np.where(visible[:, :, None], parts, 0.0).sum(axis=1)
+
+
+def blocked_hidden_scores(Q, K, V, block_size):
+    """Tiles that compute every hidden block's scores and skip only their values."""
+    return _tiles(Q, K, V, block_size, hidden_scores=True)
+
+
+def blocked_right(Q, K, V, block_size):
+    return _tiles(Q, K, V, block_size)
+
+
+def test_blocked_causal_right_tiles_pass():
+    assert_passed("blocked_causal", blocked_right)
+
+
+@pytest.mark.parametrize(
+    ("answer", "phrase"),
+    [
+        (blocked_per_row, "more than one block of block_size"),
+        (blocked_after_full_scores, "a hidden block"),
+        (blocked_where, "a hidden block"),
+        (blocked_hidden_scores, "a hidden block"),
+    ],
+    ids=["per_row", "full_scores_first", "where", "hidden_scores"],
+)
+def test_blocked_causal_holes_are_wrong(answer, phrase):
+    assert_wrong("blocked_causal", answer, phrase)
+
+
+def test_blocked_causal_peak_memory_alone_refuses_the_n_by_n_table():
+    # the block rule is blind to np.asarray copies; the memory case still sees the table
+    exercise = registry.get("blocked_causal")
+    (memory,) = [c for c in exercise.constraints if isinstance(c, contract.PeakMemory)]
+
+    def full_then_asarray(Q, K, V, block_size):
+        return blocked_where(np.asarray(Q) + 0.0, np.asarray(K) + 0.0, V, block_size)
+
+    records = call_cases(full_then_asarray, memory.instructed())
+    (args,) = memory.cases
+    detail = memory.check({"peak": True}, args, records[0], "on inputs n = 1024")
+    assert detail is not None and "never build the n x n matrix" in detail
+    assert records[0]["peak"] > 8 * 1024 * 1024  # the 1024 x 1024 scores were measured
+    assert_wrong("blocked_causal", full_then_asarray, "could not follow")
+
+
+def test_a_tracked_input_logs_products_through_views_copies_and_dot():
+    def uses_views(Q, K):
+        tile = K[2:4].copy().T  # a slice, a copy, a transpose
+        np.dot(Q[0:2], tile)  # rows 0..1 meet keys 2..3
+        return np.einsum("d,kd->k", Q[5], K[[0, 5]])  # fancy indexing: keys 0 and 5
+
+    rng = np.random.default_rng(0)
+    (record,) = call_cases(
+        uses_views,
+        [with_instructions((rng.normal(size=(6, 2)), rng.normal(size=(6, 2))), track=[0, 1])],
+    )
+    assert record["products"] == [[[0, 1], [2, 3]], [[5], [0, 5]]]
+
+
+# ---- kv_decode, window_ring_decode, flash_backward: no n x n table ---------------------------
+def decode_full_causal(Q, K, V):
+    return attention(Q, K, V, mask=causal_mask(len(Q)))[0]
+
+
+def ring_windowed_attention(Q, K, V, w):
+    n = len(Q)
+    i, j = np.arange(n)[:, None], np.arange(n)[None, :]
+    return attention(Q, K, V, mask=(j <= i) & (j > i - w))[0]
+
+
+def backward_by_attnlib(Q, K, V, output, L, dOutput, block_size):
+    return attention_backward(Q, K, V, dOutput)
+
+
+def backward_full_D(Q, K, V, output, L, dOutput, block_size):
+    """Tiles, but D from the full P * dP (which builds both (n_q, n_k) tables)."""
+    d_k = Q.shape[1]
+    P = np.exp(Q @ K.T / np.sqrt(d_k) - L[:, None])
+    D = (P * (dOutput @ V.T)).sum(axis=1, keepdims=True)
+    dQ, dK, dV = np.zeros(Q.shape), np.zeros(K.shape), np.zeros(V.shape)
+    for start in range(0, len(K), block_size):
+        keys = slice(start, start + block_size)
+        P_b = np.exp(Q @ K[keys].T / np.sqrt(d_k) - L[:, None])
+        dV[keys] = P_b.T @ dOutput
+        dS_b = P_b * (dOutput @ V[keys].T - D)
+        dQ += dS_b @ K[keys] / np.sqrt(d_k)
+        dK[keys] = dS_b.T @ Q / np.sqrt(d_k)
+    return dQ, dK, dV
+
+
+@pytest.mark.parametrize(
+    ("exercise_id", "answer", "phrase"),
+    [
+        ("kv_decode", decode_full_causal, "do not build an n x n table"),
+        ("window_ring_decode", ring_windowed_attention, "keep no more than w keys"),
+        ("flash_backward", backward_by_attnlib, "never build the (n_q, n_k) weights"),
+        ("flash_backward", backward_full_D, "never build the (n_q, n_k) weights"),
+    ],
+    ids=["kv_full_causal", "ring_window_mask", "flash_attention_backward", "flash_full_D"],
+)
+def test_an_n_by_n_table_breaks_the_memory_bound(exercise_id, answer, phrase):
+    feedback = assert_wrong(exercise_id, answer, phrase, "peak memory")
+    assert "MiB" in feedback.message
+
+
+def test_the_memory_case_is_too_small_for_the_table_and_large_for_the_answer():
+    for exercise_id in ("blocked_causal", "kv_decode", "window_ring_decode", "flash_backward"):
+        exercise = registry.get(exercise_id)
+        (memory,) = [c for c in exercise.constraints if isinstance(c, contract.PeakMemory)]
+        for args in memory.cases:
+            n_q, n_k = len(args[0]), len(args[2])
+            assert memory.bound(*args) < 8 * n_q * n_k, exercise_id  # a float64 table: no
+
+
+def test_a_function_that_stops_tracemalloc_cannot_pass_the_memory_case():
+    import tracemalloc
+
+    def hides(Q, K, V):
+        tracemalloc.stop()
+        return decode_full_causal(Q, K, V)
+
+    assert_wrong("kv_decode", hides, "could not be measured")
+
+
+# ---- domain: unsorted vocabularies, non-integer tables; result types --------------------------
+def one_hot_unique(tokens, vocab):
+    columns = list(np.unique(vocab))  # sorted
+    X = np.zeros((len(tokens), len(vocab)))
+    for i, token in enumerate(tokens):
+        X[i, columns.index(token)] = 1.0
+    return X
+
+
+def test_one_hot_over_a_sorted_vocabulary_is_named():
+    assert_mistake("one_hot", one_hot_unique, "one_hot_sorted_vocab")
+
+
+def test_one_hot_domain_draws_unsorted_vocabularies():
+    exercise = registry.get("one_hot")
+    drawn = exercise.domain.cases()
+    assert drawn == exercise.domain.cases()  # seeded: the grader draws the same
+    assert all(vocab != sorted(vocab) for _, vocab in drawn)
+    assert any(len(tokens) < len(vocab) for tokens, vocab in drawn)
+
+
+@pytest.mark.parametrize(
+    ("answer", "phrase"),
+    [
+        (
+            lambda lengths, n_k: (np.arange(n_k)[None, :] < np.asarray(lengths)[:, None])[
+                :, None
+            ].astype(int),
+            "int64",
+        ),
+        (
+            lambda lengths, n_k: (
+                (np.arange(n_k)[None, :] < np.asarray(lengths)[:, None])[:, None] * 1.0
+            ),
+            "float64",
+        ),
+    ],
+    ids=["int", "float"],
+)
+def test_mask_padding_must_be_boolean(answer, phrase):
+    assert_wrong("mask_padding", answer, phrase, "a boolean array")
+
+
+@pytest.mark.parametrize(
+    ("answer", "phrase"),
+    [
+        (
+            lambda tokens, table: np.array([table[t] for t in tokens]).astype(int),
+            "differs",
+        ),
+        (lambda tokens, table: [list(table[t]) for t in tokens], "returned a list"),
+    ],
+    ids=["int_array", "list_of_lists"],
+)
+def test_embed_must_be_a_float_array(answer, phrase):
+    assert_wrong("embed", answer, phrase)
+
+
+def test_embed_domain_holds_tables_an_int_array_would_round():
+    tables = [table for _, table in registry.get("embed").domain.cases()]
+    assert any((v != np.round(v)).any() for table in tables for v in table.values())
+
+
+# ---- exactness ---------------------------------------------------------------------------------
+def test_rank_witness_is_judged_by_its_property():
+    assert_wrong("rank_witness", [-0.51, -0.49, 1], "K^T z = 0")
+    assert_passed("rank_witness", [-1 / 2, -1 / 2, 1])
+    assert_passed("rank_witness", np.array([-0.5, -0.5, 1.0]))
+
+
+@pytest.mark.parametrize("answer", [9 / np.sqrt(2), 6.36, 6.364, 9 / 1.414, 9 / 1.41, 6.38])
+def test_scaling_birds_eat_takes_every_honest_rounding(answer):
+    assert_passed("scaling_birds_eat", answer)
+
+
+@pytest.mark.parametrize("answer", [6.37, 6.35, 6.39])
+def test_scaling_birds_eat_refuses_what_no_route_rounds_to(answer):
+    assert_wrong("scaling_birds_eat", answer)
+
+
+def test_first_loss_range_is_what_200_seeds_measure():
+    losses = []
+    for seed in range(200):
+        rng = np.random.default_rng(seed)
+        fresh = gpt.init_gpt(12, d_model=32, n_heads=2, n_layers=2, d_ff=64, rng=rng, std=0.02)
+        tokens, targets, scored = gpt.induction_batch(rng, 64, 12, 6)
+        losses.append(gpt.cross_entropy(gpt.gpt_forward(fresh, tokens)[0], targets, scored))
+    low, high = lesson_25.FIRST_LOSS_RANGE
+    assert low <= min(losses) < low + 0.001 and high - 0.001 < max(losses) <= high
+    assert round(float(np.mean(losses)), 2) == round(np.log(12) + (11 / 12) * 32 * 0.02**2 / 2, 2)
+
+
+@pytest.mark.parametrize("answer", [np.log(12), 2.485, 2.491, 2.476, 2.510])
+def test_first_loss_takes_every_value_seeds_measure(answer):
+    assert_passed("gpt_predict_first_loss", answer)
+
+
+@pytest.mark.parametrize("answer", [2.470, 2.52, 2.6])
+def test_first_loss_refuses_values_no_seed_gives(answer):
+    assert_wrong("gpt_predict_first_loss", answer)
+
+
+def test_gqa_batch_true_division_is_named():
+    with_8, with_64 = registry.get("gqa_batch").expected
+    per_sequence = 2 * 80 * 4096 * 8 * 128 * 2 / 2**30
+    free = with_8 * per_sequence + per_sequence / 2  # between two whole numbers of sequences
+    assert free / per_sequence != with_8
+    assert_mistake("gqa_batch", (44 / per_sequence, with_64), "partial_sequence")
+
+
+# ---- proofs: many points, nan never a pass ---------------------------------------------------
+P = sp.symbols("p_1 p_2 p_3", positive=True)
+V_ = sp.symbols("v_1 v_2 v_3", real=True)
+
+
+def test_psd_quadratic_plus_a_square_of_the_constraint_is_wrong():
+    p, v = sp.Matrix(P), sp.Matrix(V_)
+    J = sp.diag(*p) - p * p.T
+    answer = (v.T * J * v)[0] + 2 * (sum(P) - 1) ** 2
+    assert answer.subs(dict(zip(P + V_, (1.5, 0, 0, 1, 0, 0), strict=True))) == -0.25
+    assert_mistake("sqrt_jacobian_psd", answer, "psd_not_sum_of_squares")
+
+
+def test_psd_nan_records_are_wrong_with_a_message():
+    exercise = registry.get("sqrt_jacobian_psd")
+    n = len(lesson_08._ON)
+    right = call_cases(
+        expression_function(lesson_08.VARIANCE_FORM, lesson_08.PSD_NAMES), exercise.cases
+    )
+    records = right[:n] + [{"ok": float("nan")}] * (len(right) - n)
+    feedback = exercise.judge(records)
+    assert (feedback.status, feedback.mistake) == ("wrong", None), feedback.message
+    assert "nan" in feedback.message
+    assert exercise.judge(right).passed
+
+
+# ---- float16 arithmetic on rows of thousands of keys -----------------------------------------
+def softmax_half_running_sum(x):
+    z = x.astype(np.float32)
+    E = np.exp(z - z.max(axis=-1, keepdims=True)).astype(np.float16)
+    total = np.zeros(E.shape[:-1] + (1,), dtype=np.float16)
+    for j in range(E.shape[-1]):
+        total += E[..., j : j + 1]  # a float16 running sum: stalls at 2048
+    return (E / total).astype(np.float16)
+
+
+def test_softmax_half_float16_running_sum_is_wrong():
+    ones = np.zeros((1, 4096), dtype=np.float16)
+    assert float(softmax_half_running_sum(ones).astype(np.float64).sum()) == 2.0
+    assert_wrong("softmax_half", softmax_half_running_sum, "(2, 4096)")
+
+
+def test_softmax_half_weights_twice_too_large_are_wrong_where_they_are_small():
+    # judged from records: right everywhere but on the nearly uniform rows of 4096 keys,
+    # where the stalled sum makes every weight 2^-11 instead of about 2^-12
+    exercise = registry.get("softmax_half")
+    records = []
+    for case in exercise.cases:
+        (x,) = split_case(case)[1]
+        stalled = x.shape[-1] == 4096 and float(np.abs(x).max()) < 1
+        records.append({"ok": softmax_half_running_sum(x) if stalled else _softmax_16(x)})
+    assert any(x.shape == (2, 4096) for (x,) in (split_case(c)[1] for c in exercise.cases))
+    feedback = exercise.judge(records)
+    assert (feedback.status, feedback.mistake) == ("wrong", None), feedback.message
+    assert "relative" in feedback.message and "(2, 4096)" in feedback.message
+
+
+def _softmax_16(x):
+    return _softmax(x.astype(np.float32)).astype(np.float16)
+
+
+def test_softmax_half_cases_include_many_keys_and_more_axes():
+    shapes = [split_case(c)[1][0].shape for c in registry.get("softmax_half").cases]
+    assert max(s[-1] for s in shapes) >= 4096 and max(len(s) for s in shapes) >= 4
+
+
+# ---- a mistake is named only when it explains every case where the answer differs -----------
+def _decode_times(factor_of):
+    def decode(Q, K, V):
+        d_k = Q.shape[1]
+        factor = factor_of(Q)
+        rows = [
+            _softmax(K[: t + 1] @ (Q[t] * factor) / np.sqrt(d_k)) @ V[: t + 1]
+            for t in range(len(Q))
+        ]
+        return np.array(rows)
+
+    return decode
+
+
+def test_a_mistake_that_explains_some_cases_only_is_not_named():
+    # unscaled where n > 4; scores doubled where n <= 4: "unscaled" explains only some cases
+    partly = _decode_times(lambda Q: np.sqrt(Q.shape[1]) if len(Q) > 4 else 2.0)
+    feedback = verdict("kv_decode", partly)
+    assert (feedback.status, feedback.mistake) == ("wrong", None), feedback.message
+    assert_mistake("kv_decode", _decode_times(lambda Q: np.sqrt(Q.shape[1])), "unscaled")
+
+
+# ---- the same rules through `attnlib check` -----------------------------------------------------
+def _notebook_with(stem, exercise_id, source):
+    nb = load("exercises", stem)
+    for cell in nb["cells"]:
+        if cell["cell_type"] == "code" and f'check("{exercise_id}"' in src(cell):
+            cell["source"] = source
+    return nb
+
+
+BLOCKED_PER_ROW = """
+def causal_blocked_attention(Q, K, V, block_size):
+    d_k = Q.shape[1]
+    rows = []
+    for i in range(len(Q)):
+        s = K[: i + 1] @ Q[i] / np.sqrt(d_k)
+        e = np.exp(s - s.max())
+        rows.append(e / e.sum() @ V[: i + 1])
+    return np.array(rows)
+
+
+check("blocked_causal", causal_blocked_attention)
+"""
+
+DECODE_FULL = """
+def decode(Q, K, V):
+    return attnlib.attention(Q, K, V, mask=attnlib.causal_mask(len(Q)))[0]
+
+
+check("kv_decode", decode)
+"""
+
+PADDING_INT = """
+def padding_mask(lengths, n_k):
+    return (np.arange(n_k)[None, :] < np.asarray(lengths)[:, None])[:, None, :].astype(int)
+
+
+check("mask_padding", padding_mask)
+"""
+
+
+def test_attnlib_check_judges_the_constraints_as_self_check_does(tmp_path, capsys):
+    paths = [
+        write(
+            tmp_path / "18_cost_and_memory.ipynb",
+            _notebook_with("18_cost_and_memory", "blocked_causal", BLOCKED_PER_ROW),
+        ),
+        write(
+            tmp_path / "21_decoding_with_a_kv_cache.ipynb",
+            _notebook_with("21_decoding_with_a_kv_cache", "kv_decode", DECODE_FULL),
+        ),
+        write(
+            tmp_path / "09_masking.ipynb", _notebook_with("09_masking", "mask_padding", PADDING_INT)
+        ),
+    ]
+    assert main(["check", "--json", "-q", *map(str, paths)]) == 1
+    rows = {row["exercise"]: row for row in json.loads(capsys.readouterr().out)["rows"]}
+    expected = {
+        "blocked_causal": "more than one block of block_size",
+        "kv_decode": "do not build an n x n table",
+        "mask_padding": "a boolean array",
+    }
+    for exercise_id, phrase in expected.items():
+        assert rows[exercise_id]["status"] == "wrong", rows[exercise_id]
+        assert phrase in rows[exercise_id]["message"], rows[exercise_id]
+
+
+def test_psd_a_form_that_is_nonnegative_numerically_but_not_by_its_form_is_wrong():
+    # v^T J v + 3 (sum p - 1)^2 |v|^2 equals v^T J v on the simplex and is >= 0 at every
+    # point of the check where p >= 0; only its form shows that nothing forces it to be
+    p, v = sp.Matrix(P), sp.Matrix(V_)
+    J = sp.diag(*p) - p * p.T
+    answer = (v.T * J * v)[0] + 3 * (sum(P) - 1) ** 2 * (v.T * v)[0]
+    assert_mistake("sqrt_jacobian_psd", answer, "psd_not_sum_of_squares")
+    m = (p.T * v)[0]
+    assert_passed(
+        "sqrt_jacobian_psd", sum(p_i * (v_i - m) ** 2 for p_i, v_i in zip(p, v, strict=True))
+    )
+    pairs = sum(p[i] * p[j] * (v[i] - v[j]) ** 2 for i in range(3) for j in range(3)) / 2
+    assert_passed("sqrt_jacobian_psd", pairs)
+
+
+def test_the_formula_is_rebuilt_from_known_classes_only():
+    symbols = {"x": sp.Symbol("x")}
+    assert contract.rebuild(["Add", ["Symbol", "x"], ["Integer", "2"]], symbols) == symbols["x"] + 2
+    for tree in (["eval", ["Symbol", "x"]], ["Symbol", "y"], "x + 2", ["Integer", 2]):
+        with pytest.raises(ValueError):
+            contract.rebuild(tree, symbols)
+
+
+def test_a_proof_record_with_nan_is_wrong_with_a_message():
+    exercise = registry.get("sqrt_jacobian_row_sums")
+    right = call_cases(expression_function(exercise.expected, exercise.arg_names), exercise.cases)
+    assert exercise.judge(right).passed
+    broken = [{"ok": np.full_like(r["ok"], np.nan)} for r in right]
+    feedback = exercise.judge(broken)
+    assert (feedback.status, feedback.mistake) == ("wrong", None), feedback.message
+    assert "not a finite number" in feedback.message
+
+
+def softmax_along_axis_1(x):
+    """Right for one row and for a table, where the rows are axis 1; wrong on more axes."""
+    x2 = np.atleast_2d(x)
+    e = np.exp(x2 - x2.max(axis=1, keepdims=True))
+    return (e / e.sum(axis=1, keepdims=True)).reshape(x.shape)
+
+
+def test_softmax_any_number_of_axes_means_3d_and_4d_cases():
+    shapes = [split_case(c)[1][0].shape for c in registry.get("softmax").cases]
+    assert {3, 4} <= {len(s) for s in shapes}
+    assert_wrong("softmax", softmax_along_axis_1, "differs")
