@@ -1,4 +1,5 @@
-# Two commands for a learner: `make lab` and `make test`. Only python3 (3.10+) and make needed.
+# For a learner: `make lab`, `make progress`, `make update`; `make test` checks everything
+# (maintainers). Only python3 (3.10+), git and make needed.
 PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
@@ -77,11 +78,14 @@ clean:
 progress: $(STAMP)
 	@$(BIN)/attnlib progress
 
-## update: the latest course: pull, keep my-work/ as it is, add new exercises to it
+## update: the latest course, never blocked by a lesson you ran: puts back the course's
+##      notebooks (your edits and answers typed into exercises/ are first kept in my-work/),
+##      pulls, keeps my-work/ as it is, adds new exercises to it and lists the exercises that
+##      changed, each with the command that puts a fresh copy beside yours
 .PHONY: update
 update: $(STAMP)
-	git pull --ff-only
-	$(BIN)/python tools/workspace.py
+	$(BIN)/python tools/workspace.py --update
+	@$(MAKE) --no-print-directory $(STAMP)
 
 ## exercises: regenerate exercises/ from solutions/ (exercises/ is never edited by hand;
 ##      maintainers: tools/generate.py). A notebook with answers typed into it is left alone
@@ -91,7 +95,9 @@ FORCE ?=
 exercises: $(STAMP)
 	$(BIN)/python tools/generate.py $(if $(FORCE),--force)
 
-## test-browser: the lessons' widgets in JupyterLab, driven by Debian's Chromium with Playwright
+## test-browser: the lessons' widgets in JupyterLab, driven by Debian's Chromium with Playwright,
+##      and a learner's route on a clone (lesson 03's link to my-work/, an answer saved,
+##      make progress, a widget lesson run and saved, make update after an upstream change)
 ##      (needs /usr/bin/chromium: `apt-get install chromium`; never a browser download)
 BROWSER_STAMP := $(VENV)/.installed-browser
 $(BROWSER_STAMP): $(STAMP) pyproject.toml

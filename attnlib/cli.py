@@ -12,6 +12,7 @@ import argparse
 import json
 import os
 import sys
+from pathlib import Path
 
 from . import grade
 from .grade import exports, sandbox, shard
@@ -405,7 +406,59 @@ def cmd_progress(args):
         print(f"attnlib progress: {err}", file=sys.stderr)
         return 2
     print_progress(report)
+    if not args.paths and paths == [WORKSPACE + "/"]:
+        print_typed_templates()
     return 0
+
+
+def typed_templates(folder="exercises"):
+    """The blank templates in ``folder`` whose cells differ from what the generator wrote.
+
+    ``tools/generate.py`` records in each template's metadata (``attnlib.generated``) the
+    SHA-256 of its cells' types, ids and sources; outputs and metadata do not count, so a
+    template that was only run is not listed. A file that is not a notebook is listed.
+    """
+    import hashlib
+
+    found = []
+    for path in sorted(Path(folder).glob("*.ipynb")):
+        try:
+            nb = json.loads(path.read_text(encoding="utf-8"))
+            parts = [
+                [c["cell_type"], c.get("id"), "".join(c["source"])]
+                if isinstance(c["source"], list)
+                else [c["cell_type"], c.get("id"), c["source"]]
+                for c in nb["cells"]
+            ]
+            recorded = nb["metadata"]["attnlib"]["generated"]
+        except (OSError, ValueError, KeyError, TypeError, AttributeError):
+            found.append(path)
+            continue
+        digest = hashlib.sha256(json.dumps(parts).encode("utf-8")).hexdigest()
+        if digest != recorded:
+            found.append(path)
+    return found
+
+
+def print_typed_templates(out=None):
+    """Say which blank templates hold answers, and the one command that moves each."""
+    out = out or sys.stdout
+    typed = typed_templates()
+    if not typed:
+        return
+    print(file=out)
+    print(
+        f"Answers typed into the blank templates in exercises/ are not checked here (your "
+        f"copies in {WORKSPACE}/ are). Move them into {WORKSPACE}/ (nothing there is "
+        "overwritten):",
+        file=out,
+    )
+    tool = Path("tools") / "workspace.py"
+    for path in typed:
+        if tool.is_file():
+            print(f"    .venv/bin/python {tool.as_posix()} --adopt {path.as_posix()}", file=out)
+        else:
+            print(f"    {path.as_posix()}: copy it into {WORKSPACE}/", file=out)
 
 
 def in_words(r):

@@ -131,10 +131,10 @@ def test_the_cell_prints_nothing_in_a_real_kernel():
     assert nb.cells[0].outputs == []
 
 
-def test_insert_is_first_and_idempotent():
+def test_insert_is_after_the_title_and_idempotent():
     nb = small_notebook()
     assert tool.apply(nb) is True
-    assert [c["id"] for c in nb["cells"]] == ["colab-install", "title", "c1"]
+    assert [c["id"] for c in nb["cells"]] == ["title", "colab-install", "c1"]
     once = copy.deepcopy(nb)
     assert tool.apply(nb) is False
     assert nb == once
@@ -143,12 +143,17 @@ def test_insert_is_first_and_idempotent():
 def test_a_stale_cell_is_updated_and_a_misplaced_one_moved():
     nb = small_notebook()
     tool.apply(nb, url="https://github.com/old/place")
-    assert "old/place" in "".join(nb["cells"][0]["source"])
+    assert "old/place" in "".join(nb["cells"][1]["source"])
     assert tool.apply(nb) is True
-    assert "".join(nb["cells"][0]["source"]) == tool.cell_source()
-    nb["cells"].append(nb["cells"].pop(0))  # moved to the end by hand
+    assert "".join(nb["cells"][1]["source"]) == tool.cell_source()
+    nb["cells"].append(nb["cells"].pop(1))  # moved to the end by hand
     assert tool.apply(nb) is True
-    assert [c["id"] for c in nb["cells"]] == ["colab-install", "title", "c1"]
+    assert [c["id"] for c in nb["cells"]] == ["title", "colab-install", "c1"]
+    nb["cells"].insert(0, nb["cells"].pop(1))  # above the title, where it used to be
+    assert tool.apply(nb) is True
+    assert [c["id"] for c in nb["cells"]] == ["title", "colab-install", "c1"]
+    untitled = {"cells": [dict(nb["cells"][2])], "metadata": {}}
+    assert tool.apply(untitled) is True and untitled["cells"][0]["id"] == "colab-install"
 
 
 def test_process_writes_files_and_check_mode_changes_nothing(tmp_path, capsys):
@@ -179,8 +184,9 @@ def test_readme_links_use_the_one_address():
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: f"{p.parent.name}/{p.name}")
-def test_every_notebook_starts_with_the_colab_cell(path):
-    first = json.loads(path.read_text(encoding="utf-8"))["cells"][0]
+def test_every_notebook_opens_on_its_title_then_the_colab_cell(path):
+    title, first = json.loads(path.read_text(encoding="utf-8"))["cells"][:2]
+    assert title["cell_type"] == "markdown" and "".join(title["source"]).startswith("# ")
     want = tool.colab_cell()
     assert {k: first.get(k) for k in ("cell_type", "id", "metadata")} == {
         k: want[k] for k in ("cell_type", "id", "metadata")

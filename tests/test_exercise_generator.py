@@ -116,7 +116,8 @@ def test_make_exercise_clears_outputs_and_machine_details_and_leaves_the_source_
     nb = small_solution()
     ex = make_exercise(nb)
     # the title ends with the note; cells stay aligned with the solution's
-    assert ex.cells[0].source.startswith("# Title\n\n" + NOTE_START) and len(ex.cells) == 2
+    assert ex.cells[0].source.startswith("# Title (blank template)\n\n" + NOTE_START)
+    assert len(ex.cells) == 2
     assert "](../my-work/notebook)" in ex.cells[0].source
     assert ex.cells[1].source == 'S = ...\ncheck("scores", S)'
     assert ex.cells[1].outputs == [] and ex.cells[1].execution_count is None
@@ -177,7 +178,7 @@ def test_make_exercises_leaves_a_notebook_with_typed_answers_alone_unless_forced
     capsys.readouterr()
     assert main(args) == 1
     out = capsys.readouterr().out
-    assert f"{target}: not overwritten" in out and "FORCE=1" in out and "cp " in out
+    assert f"{target}: not overwritten" in out and f"workspace.py --adopt {target}" in out
     assert target.read_text() == answered
     assert main(["--check", *args]) == 1
     assert "answers typed into it?" in capsys.readouterr().out
@@ -203,7 +204,7 @@ def test_maintainer_tools_are_not_in_the_installed_package():
     assert not (package / "generate.py").exists()
     assert (ROOT / "tools" / "generate.py").exists() and (ROOT / "tools" / "execute.py").exists()
     commands = build_parser()._subparsers._group_actions[0].choices
-    assert sorted(commands) == ["check", "gradescope", "progress", "report"]  # no maintainer tool
+    assert sorted(commands) == ["check", "collect", "gradescope", "progress", "report"]  # no tools
     makefile = (ROOT / "Makefile").read_text()
     assert "tools/generate.py" in makefile and "tools/execute.py" in makefile
 

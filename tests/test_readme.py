@@ -117,3 +117,19 @@ def test_the_dtype_rules_are_written_once():
     pages = {p: (ROOT / p).read_text(encoding="utf-8") for p in PAGES}
     where = [p for p, text in pages.items() for _ in re.finditer(r"float16 in, float16 out", text)]
     assert where == ["docs/api.md"], where
+
+
+def test_lesson_00_gives_the_readmes_setup_steps_and_opens_on_its_title():
+    import json
+
+    nb = json.loads((ROOT / "notebooks/00_start_here.ipynb").read_text(encoding="utf-8"))
+    texts = ["".join(c["source"]) for c in nb["cells"] if c["cell_type"] == "markdown"]
+    assert texts[0].startswith("# 00 "), "lesson 00 does not open on its title"
+    assert "".join(nb["cells"][0]["source"]) == texts[0]
+    setup = next(t for t in texts if t.startswith("## How to run the course"))
+    blocks = re.findall(r"```bash\n(.*?)```", setup, re.S)
+    readme_blocks = re.findall(r"```bash\n(.*?)```", README, re.S)
+    assert len(blocks) == 2, "lesson 00 should give the clone-and-make-lab and conda steps"
+    for block in blocks:
+        assert block in readme_blocks, f"lesson 00's steps differ from the README's:\n{block}"
+    assert "make test" not in "\n".join(texts), "lesson 00 is for learners: no `make test`"

@@ -1,4 +1,4 @@
-"""Put the Colab install cell first in course notebooks (idempotent).
+"""Put the Colab install cell right after each course notebook's title (idempotent).
 
 The cell installs the course only when the kernel runs on Google Colab, and
 there with ``--no-deps``: Colab keeps its own numpy, sympy, matplotlib and
@@ -16,7 +16,10 @@ then copies the cell into ``exercises/``)::
     python tools/colab_cell.py notebooks/*.ipynb solutions/*.ipynb
     python tools/colab_cell.py --check notebooks/*.ipynb   # exit 1 if a cell is missing
 
-Running it twice changes nothing the second time. Re-execute the notebooks
+The cell comes right after the title cell (the first cell, when it is a markdown cell that
+starts with a ``#`` heading), so a notebook opens on its title, on Colab and everywhere else;
+in a notebook with no such title it comes first. Running it twice changes nothing the
+second time. Re-execute the notebooks
 afterwards (``make notebooks``) so their stored outputs and counts follow.
 """
 
@@ -130,24 +133,35 @@ def is_colab_cell(cell):
     return cell.get("id") == CELL_ID
 
 
+def place(cells):
+    """The index the cell belongs at: after a leading title cell, else 0 (``cells`` without it)."""
+    first = cells[0] if cells else None
+    titled = first is not None and first["cell_type"] == "markdown"
+    return 1 if titled and "".join(first["source"]).lstrip().startswith("#") else 0
+
+
 def apply(nb, url=None):
-    """Insert the cell first in a notebook dict, or bring an existing one up to date.
+    """Insert the cell after the title of a notebook dict, or bring an existing one up to date.
 
     Returns True when the notebook changed.
     """
     want = colab_cell(url)
     cells = nb["cells"]
-    if cells and is_colab_cell(cells[0]):
-        first = cells[0]
-        same = "".join(first["source"]) == want["source"] and first["metadata"] == {}
+    others = [c for c in cells if not is_colab_cell(c)]
+    at = place(others)
+    if len(cells) > at and is_colab_cell(cells[at]) and len(others) == len(cells) - 1:
+        here = cells[at]
+        same = "".join(here["source"]) == want["source"] and here["metadata"] == {}
         if same:
             return False
-        first["source"], first["metadata"] = _lines(want["source"]), {}
-        first["outputs"], first["execution_count"] = [], None
+        here["source"], here["metadata"] = _lines(want["source"]), {}
+        here["outputs"], here["execution_count"] = [], None
         return True
-    cells[:] = [c for c in cells if not is_colab_cell(c)]  # one copy only, and first
     cell = dict(want, source=_lines(want["source"]), outputs=[], execution_count=None)
-    cells.insert(0, cell)
+    moved = next((c for c in cells if is_colab_cell(c)), None)
+    if moved is not None and "".join(moved["source"]) == want["source"]:
+        cell = moved  # the same cell moved: its stored execution count stays
+    cells[:] = others[:at] + [cell] + others[at:]  # one copy only, after the title
     return True
 
 
