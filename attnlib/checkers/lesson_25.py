@@ -223,7 +223,7 @@ GPT_TIED_GRADIENT = Exercise(
     answer="tied_gradient",
     hints=[
         "E is used twice: to embed the tokens and, transposed, to score the next token.",
-        "Lesson 17: when a variable feeds several places, its gradients add up.",
+        "Lesson 94: when a variable feeds several places, its gradients add up.",
         "dW_U has shape (d_model, vocab) and E has (vocab, d_model): turn the second "
         "path's gradient into E's shape before adding.",
     ],
