@@ -444,7 +444,7 @@ def mlp_backward(X, W_1, b_1, W_2, b_2, dY):
 
     With ``Z = X W_1 + b_1``: ``dW_2 = GELU(Z)^T dY``, ``db_2`` sums dY's rows,
     ``dZ = (dY W_2^T) * GELU'(Z)`` entry by entry, ``dW_1 = X^T dZ``, ``db_1`` sums
-    dZ's rows and ``dX = dZ W_1^T``: lesson 94's rule for ``Y = X W``, twice.
+    dZ's rows and ``dX = dZ W_1^T``: lesson 20's rule for ``Y = X W``, twice.
 
     Parameters
     ----------

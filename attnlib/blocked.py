@@ -6,7 +6,7 @@ row to normalise, its maximum ``m`` and its sum ``l = sum_j exp(s_j - m)``, and
 both can be kept as *running* values while the keys are read a block at a time.
 When a new block raises the maximum from ``m_old`` to ``m_new``, everything
 summed so far is multiplied by ``exp(m_old - m_new)``, which re-measures it
-against the new maximum (lesson 18 derives this with sympy). The same factor
+against the new maximum (lesson 22 derives this with sympy). The same factor
 rescales the running weighted sum of values, so the output comes out exact.
 
 numpy only. Shapes: Q (..., n_q, d_k), K (..., n_k, d_k), V (..., n_k, d_v).

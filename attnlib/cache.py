@@ -5,8 +5,8 @@ earlier tokens never change (the causal mask keeps every token blind to later on
 decoder keeps them: each step appends the new token's key and value and attends with the
 new query over everything kept so far. This module holds one head's cache; a model keeps
 one per layer and key-value head, which is where the memory formula
-``2 x layers x n x kv_heads x d_head x bytes`` comes from (lesson 21). ``RingKVCache`` keeps
-only the last ``w`` tokens, for sliding-window attention (lesson 23).
+``2 x layers x n x kv_heads x d_head x bytes`` comes from (lesson 25). ``RingKVCache`` keeps
+only the last ``w`` tokens, for sliding-window attention (lesson 28).
 """
 
 import numpy as np
@@ -160,7 +160,7 @@ class KVCache:
 class RingKVCache:
     """The keys and values of the last ``w`` tokens only: a ring of ``w`` slots.
 
-    Sliding-window attention (lesson 23) lets a token see only itself and the ``w - 1``
+    Sliding-window attention (lesson 28) lets a token see only itself and the ``w - 1``
     tokens before it, so a decoder needs no older key. Token t is written to slot
     ``t % w``: once the ring is full, each new token overwrites the oldest one. The
     memory stays ``w`` rows however many tokens pass through.
@@ -235,7 +235,7 @@ class RingKVCache:
         -----
         After a chunk of several tokens the ring holds the last ``w`` of them only: the
         chunk's earlier queries would find later keys there and miss older ones, so decode
-        one token per step, as lesson 23 does, or give each query its own window.
+        one token per step, as lesson 28 does, or give each query its own window.
         """
         k, v = _new_rows(k, v, self.d_k, self.d_v, "RingKVCache.append")  # (n_new, d)
         for k_t, v_t in zip(k, v, strict=True):

@@ -5,7 +5,7 @@ each query row, the log-sum-exp of its scaled scores, ``L = m + log(l)``. With `
 saved, any weight can be rebuilt from one tile of scores: ``P_ij = exp(s_ij - L_i)``.
 So the backward pass never stores the (n_q, n_k) weights either: it recomputes each
 tile's weights from Q, K and L, and needs one extra number per row,
-``D_i = dOutput_i . output_i``, for the softmax step (lesson 24 derives it). Both passes hold
+``D_i = dOutput_i . output_i``, for the softmax step (lesson 29 derives it). Both passes hold
 one (query tile, key tile) block of scores at a time: memory that grows like n, not n^2.
 
 numpy only. Shapes: Q (..., n_q, d_k), K (..., n_k, d_k), V (..., n_k, d_v),

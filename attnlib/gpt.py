@@ -3,14 +3,14 @@
 numpy only. For token ids of shape (B, n)::
 
     X = E[tokens]                                   # (B, n, d_model), token embedding
-    X = X + MultiHead_rotary(LN_1(X)), causal       # each block, pre-norm (lesson 15)
+    X = X + MultiHead_rotary(LN_1(X)), causal       # each block, pre-norm (lesson 17)
     X = X + MLP(LN_2(X))
     logits = LN_f(X) @ W_U                          # (B, n, vocab), a score per next token
 
 Position enters only through :func:`attnlib.apply_rotary` on each head's queries and keys
-(lesson 13). The loss is the next-token cross-entropy; :func:`gpt_backward` carries its
-gradient back through every step with the course's backward pieces: lesson 90's
-attention backward, lesson 94's rule for ``Y = X W``, :func:`attnlib.block.mlp_backward`
+(lesson 14). The loss is the next-token cross-entropy; :func:`gpt_backward` carries its
+gradient back through every step with the course's backward pieces: lesson 19's
+attention backward, lesson 20's rule for ``Y = X W``, :func:`attnlib.block.mlp_backward`
 and :func:`attnlib.block.layer_norm_backward`; a turn is undone by turning back.
 
 Parameter names: ``E`` (vocab, d_model), then per block ``l`` (from 0) ``W_Q.l``, ``W_K.l``,
@@ -328,7 +328,7 @@ def _gpt_backward(params, cache, dLogits):
             c["H"], p["gamma_2"], dH_norm, _EPS
         )
         dH = dX + dH_mlp  # (B, n, d_model), two paths into H
-        # H = X + M W_O, then back through the heads (lesson 90), and each turn undone
+        # H = X + M W_O, then back through the heads (lesson 19), and each turn undone
         g["W_O"] = _flat(c["M"]).T @ _flat(dH)  # (d_model, B n) @ (B n, d_model)
         dM = _split(dH @ p["W_O"].T, n_heads)  # (B, n, d_model) -> (B, h, n, d_head)
         dQ, dK, dV = _backward(c["Q"], c["K"], c["V"], dM, allowed)  # (B, h, n, d_head) each
@@ -337,7 +337,7 @@ def _gpt_backward(params, cache, dLogits):
         dV = _merge(dV)  # (B, n, d_model)
         X_norm = _flat(c["X_norm"])  # (B n, d_model)
         g["W_Q"], g["W_K"], g["W_V"] = (X_norm.T @ _flat(dP) for dP in (dQ, dK, dV))
-        dX_norm = dQ @ p["W_Q"].T + dK @ p["W_K"].T + dV @ p["W_V"].T  # three paths (lesson 94)
+        dX_norm = dQ @ p["W_Q"].T + dK @ p["W_K"].T + dV @ p["W_V"].T  # three paths (lesson 20)
         dX_att, g["gamma_1"], g["beta_1"] = _layer_norm_backward(
             c["X"], p["gamma_1"], dX_norm, _EPS
         )

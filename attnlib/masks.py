@@ -4,7 +4,7 @@ A mask has the scores' shape (..., n_q, n_k), or broadcasts to it, and holds
 ``True`` where query i may attend to key j (PyTorch's convention). Masks combine
 with ``&``: ``causal_mask(3) & padding_mask([3, 2], n_k=3)`` has shape (2, 3, 3).
 ``attnlib.attention(Q, K, V, mask=...)`` takes any of them.
-``sliding_window_mask`` keeps each query to the ``w`` nearest keys (lesson 23).
+``sliding_window_mask`` keeps each query to the ``w`` nearest keys (lesson 28).
 """
 
 import numpy as np

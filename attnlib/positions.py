@@ -1,6 +1,6 @@
 """Positional encodings: giving attention the order of the tokens (numpy only).
 
-Attention by itself treats its tokens as a set (lesson 12): shuffle the rows of X
+Attention by itself treats its tokens as a set (lesson 13): shuffle the rows of X
 and the outputs shuffle the same way. Adding a different vector to each position,
 ``X + sinusoidal_positions(n, d_model)``, makes the order part of the input.
 """

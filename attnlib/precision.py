@@ -1,4 +1,4 @@
-"""bfloat16 emulated in numpy (lesson 19): numpy has no bfloat16 dtype.
+"""bfloat16 emulated in numpy (lesson 23): numpy has no bfloat16 dtype.
 
 A bfloat16 number is the top 16 bits of a float32: 1 sign bit, float32's 8 exponent
 bits and 7 of its 23 mantissa bits. So every bfloat16 number is also a float32, and

@@ -1,6 +1,6 @@
 """Rotary position embeddings (RoPE): turn each query and key by its position (numpy only).
 
-Lesson 12 added a position vector to each row of X. A rotary model instead turns the
+Lesson 13 added a position vector to each row of X. A rotary model instead turns the
 queries and keys themselves: the pair of columns i of the row at position p is rotated by
 the angle ``p theta_i``, with ``theta_i = base ** (-2 i / d)``. A rotation by ``p theta``
 followed by the inverse of one by ``r theta`` is a rotation by ``(p - r) theta``, so the

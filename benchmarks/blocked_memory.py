@@ -12,7 +12,7 @@ BLAS runs on one thread unless OPENBLAS_NUM_THREADS says otherwise (the children
 it); the memory does not depend on it, the times do.
 
 On the course's 2-core machine (numpy 2.4.6) the traced peaks were full 2056.0 MiB and
-blocked 11.1 MiB, 1/185; lesson 18 section 7 and the README quote this run.
+blocked 11.1 MiB, 1/185; lesson 22 section 7 and the README quote this run.
 """
 
 import os

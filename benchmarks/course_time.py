@@ -1,7 +1,7 @@
 """How long every lesson and solution notebook takes to execute.
 
     python benchmarks/course_time.py                    # notebooks/ and solutions/
-    python benchmarks/course_time.py notebooks/18_cost_and_memory.ipynb
+    python benchmarks/course_time.py notebooks/22_cost_and_memory.ipynb
 
 Each notebook runs top to bottom in a fresh kernel with nbclient, in its own folder,
 and is NOT written back. Two times per notebook: its cells alone (the goal: under
@@ -44,10 +44,10 @@ def cells_seconds(nb):
 def goal_seconds(path):
     """The seconds of cells allowed to ``path``: GOAL_SECONDS, or its lesson's LONGER entry.
 
-    >>> [goal_seconds(Path(f"{folder}/25_tiny_gpt.ipynb")) for folder in ("notebooks", "solutions")]
+    >>> [goal_seconds(Path(f"{folder}/30_tiny_gpt.ipynb")) for folder in ("notebooks", "solutions")]
     [60.0, 5.0]
     """
-    stem = path.stem.split("_", 1)[-1]  # 25_tiny_gpt -> tiny_gpt
+    stem = path.stem.split("_", 1)[-1]  # 30_tiny_gpt -> tiny_gpt
     return LONGER.get(stem, GOAL_SECONDS) if path.parent.name == "notebooks" else GOAL_SECONDS
 
 

@@ -1,4 +1,4 @@
-"""Time of one decoding step with and without a key-value cache, as n grows (lesson 21).
+"""Time of one decoding step with and without a key-value cache, as n grows (lesson 25).
 
     python benchmarks/kv_cache.py                 # n = 256, 512, 1024, 2048
     python benchmarks/kv_cache.py --n 128 256
@@ -6,7 +6,7 @@
 One step for the token after n - 1 others, d_model = d = 64, float64. Without a cache the
 step projects all n tokens and runs causal attention over them, keeping the last row; with
 a cache (``attnlib.KVCache``) it projects the new token, appends its key and value and
-attends with one query. Best of ``--repeat`` wall times. Lesson 21 counts the ratio of the
+attends with one query. Best of ``--repeat`` wall times. Lesson 25 counts the ratio of the
 multiplications as exactly n; the measured ratio and each time's growth exponent are printed.
 For steadier numbers on a shared machine, pin BLAS to one thread:
 ``OPENBLAS_NUM_THREADS=1 python benchmarks/kv_cache.py``.

@@ -7,7 +7,7 @@ For each n: the best-of-3 wall time and the peak memory numpy allocates during o
 call, for full attention (``attnlib.attention``, which holds the n x n weights) and
 for ``attnlib.blocked_attention`` (which holds an n x block_size slice). Each
 doubling of n should multiply full attention's time and memory by about 4 (n^2),
-and blocked attention's memory by about 2 (n). Lesson 18 quotes this output. BLAS runs
+and blocked attention's memory by about 2 (n). Lesson 22 quotes this output. BLAS runs
 on one thread unless OPENBLAS_NUM_THREADS says otherwise.
 """
 

@@ -1,4 +1,4 @@
-"""layer_norm, mlp and transformer_block (lesson 15): each against a slow loop written like
+"""layer_norm, mlp and transformer_block (lesson 17): each against a slow loop written like
 the lesson, the block against multi_head_attention, and the errors.
 
 Unequal sizes: 5 tokens, d_model = 6, 3 heads of d_k = 2 and d_v = 4 (h * d_v = 12), d_ff = 7.

@@ -1,4 +1,4 @@
-"""The checkers of lessons 04 to 10, 14, 16 and 18, in one style: tables of answers written the
+"""The checkers of lessons 04 to 11, 16, 18 and 22, in one style: tables of answers written the
 way a learner writes them (never taken from the checkers), each with the verdict it must get.
 
 - ``RIGHT``: answers that pass (the solution notebooks' way, rounded by hand, another form);
@@ -21,11 +21,11 @@ import sympy as sp
 
 import attnlib
 from attnlib import example as ex
-from attnlib.checkers import lesson_09 as L9
-from attnlib.checkers import lesson_14 as L12
-from attnlib.checkers import lesson_16 as L14
-from attnlib.checkers import lesson_18 as L16
-from attnlib.checkers import lesson_90 as L90
+from attnlib.checkers import lesson_10 as L9
+from attnlib.checkers import lesson_16 as L12
+from attnlib.checkers import lesson_18 as L14
+from attnlib.checkers import lesson_19 as L90
+from attnlib.checkers import lesson_22 as L16
 from tests.checker_cases import (
     ROOT,
     assert_mistake,
@@ -307,7 +307,7 @@ RIGHT = [
     ("sqrt_fix_scaled_twice", self_attention),
     ("sqrt_jacobian_psd", VARIANCE_FORM),
     ("sqrt_jacobian_psd", PAIRWISE_FORM),  # another sum of squares
-    # 09
+    # 10
     ("mask_causal", [[1, 0, 0, 0], [1, 1, 0, 0], [1, 1, 1, 0], [1, 1, 1, 1]]),
     ("mask_causal", np.tril(np.ones((4, 4), dtype=bool))),
     ("mask_weights", L9.WEIGHTS_CAUSAL),
@@ -315,20 +315,20 @@ RIGHT = [
     ("mask_padding", lambda lengths, n_k: np.arange(n_k) < np.array(lengths)[:, None, None]),
     ("mask_padding", lambda lengths, n_k: attnlib.padding_mask(lengths, n_k=n_k)),
     ("mask_padding", padding_mask_loop),
-    # 10
+    # 11
     ("mask_fix_attention", zero_empty_rows(masked_attention)),
     ("mask_fix_attention", zero_empty_rows(masked_attention_big_negative)),
     ("mask_predict_finite_fill", "uniform"),
     ("mask_kv_cache", [[1, 1, 1, 1, 0], [1, 1, 1, 1, 1]]),
     ("mask_kv_cache", np.arange(5)[None, :] <= np.arange(2)[:, None] + 3),
-    # 14
+    # 16
     ("heads_by_hand", [[3, 4], [9, 10]]),
     ("heads_by_hand", np.array([[3.0, 4.0], [9.0, 10.0]])),
     ("heads_multi_query", multi_query),
     ("heads_cross_shape", (4, 6, 9)),
     ("heads_cross_shape", [4, 6, 9]),
     ("heads_fix_merge", multi_head),
-    # 16
+    # 18
     ("grad_by_nudging", L14.DIVISOR_RATE),
     ("grad_by_nudging", round(L14.DIVISOR_RATE, 4)),  # rounded by hand
     (  # a one-sided nudge is also a nudge: within the 4 decimals checked
@@ -343,7 +343,7 @@ RIGHT = [
     ("grad_fix_backward", backward),
     ("grad_fix_backward", L90._variant(None)),
     ("grad_masked_backward", masked_backward),
-    # 18
+    # 22
     ("cost_matrix_mib", 4096 * 4096 * 8 / 2**20),
     ("cost_matrix_mib", 128),
     ("cost_doubling", (4, 2)),
@@ -453,7 +453,7 @@ WRONG = [
         sum(p_i * (v_i - sum(V_SYM) / 3) ** 2 for p_i, v_i in zip(P_SYM, V_SYM, strict=True)),
         "psd_unweighted_mean",
     ),
-    # 09
+    # 10
     ("mask_causal", np.triu(np.ones((4, 4))), "causal_sees_future"),
     ("mask_causal", np.tril(np.ones((4, 4)), k=-1), "causal_excludes_self"),
     ("mask_causal", 1 - np.tril(np.ones((4, 4))), "inverted_mask"),
@@ -472,7 +472,7 @@ WRONG = [
         lambda lengths, n_k: np.arange(n_k) >= np.array(lengths)[:, None, None],
         "inverted_mask",
     ),
-    # 10
+    # 11
     (
         "mask_fix_attention",
         lambda Q, K, V, m: (softmax_rows(Q @ K.T / np.sqrt(K.shape[-1])) * m) @ V,
@@ -483,7 +483,7 @@ WRONG = [
     ("mask_predict_finite_fill", "zeros", "finite_fill"),
     ("mask_kv_cache", [[1, 0, 0, 0, 0], [1, 1, 0, 0, 0]], "top_left_with_cache"),
     ("mask_kv_cache", [[0, 0, 0, 0, 1], [0, 0, 0, 0, 0]], "inverted_mask"),
-    # 14
+    # 16
     ("heads_by_hand", [[5, 6], [7, 8]], "reshape_no_transpose"),
     ("heads_by_hand", [[2, 5], [8, 11]], "heads_interleaved"),
     ("heads_multi_query", lambda *a: multi_query(*a, split_fn=bad_split), "reshape_no_transpose"),
@@ -496,7 +496,7 @@ WRONG = [
     ("heads_fix_merge", lambda *a: multi_head(*a, root="none"), "unscaled"),
     ("heads_fix_merge", no_projection, "no_output_projection"),
     ("heads_fix_merge", merge_split_without_transpose, "reshape_no_transpose"),
-    # 16
+    # 18
     ("grad_by_nudging", 2 * L14.DIVISOR_RATE, "fd_divided_by_h"),
     ("grad_by_nudging", -L14.DIVISOR_RATE, "fd_sign"),
     (  # d_k nudged instead of its root: the rate per unit of d_k
@@ -525,14 +525,14 @@ WRONG = [
         ("grad_fix_backward", lambda Q, K, V, G, m=mistake: backward(Q, K, V, G, m), mistake)
         for mistake in ("jacobian_missing_outer", "softmax_skipped", "backward_unscaled", "wrong_d")
     ],
-    # 17: counting eat's rows from 1 picks the two that do move
+    # 21: counting eat's rows from 1 picks the two that do move
     ("predict_untouched_rows", "rows 1 and 3", "rows_counted_from_1"),
     ("predict_untouched_rows", "none", "dw_zero_input"),
-    # 17: the trained head's rows of W_K; the value and the marker rows both move
+    # 21: the trained head's rows of W_K; the value and the marker rows both move
     ("untrained_key_row", "row 0", "key_row_reads_value"),
     ("untrained_key_row", "row 1", "key_row_reads_marker"),
     ("untrained_key_row", "none", "score_shift_has_gradient"),
-    # 18
+    # 22
     ("cost_matrix_mib", 4096 * 8 / 2**20, "linear_in_n"),
     ("cost_matrix_mib", 4096 * 4096 * 4 / 2**20, "float32_bytes"),
     ("cost_matrix_mib", 4096 * 4096 * 8 / 1e6, "decimal_megabytes"),
@@ -667,12 +667,12 @@ def notebook_function(lesson, name):
         ("07_the_whole_formula", "broken_attention", "attention", "wrong_axis"),
         ("08_why_sqrt_dk", "self_attention_broken", "sqrt_fix_scaled_twice", "divided_by_d_k"),
         (
-            "15_transformer_block",
+            "17_transformer_block",
             "transformer_block_broken",
             "block_fix_residual",
             "residual_from_norm",
         ),
-        ("17_training_an_attention_head", "train_step_broken", "fix_train_step", "gradient_ascent"),
+        ("21_training_an_attention_head", "train_step_broken", "fix_train_step", "gradient_ascent"),
     ],
 )
 def test_each_broken_function_of_the_notebooks_is_named(lesson, name, exercise_id, code):
@@ -691,9 +691,9 @@ def test_each_broken_function_of_the_notebooks_is_named(lesson, name, exercise_i
         ("07_the_whole_formula", "attention", "attention"),
         ("07_the_whole_formula", "attention_with_temperature", "formula_temperature"),
         ("08_why_sqrt_dk", "self_attention", "sqrt_fix_scaled_twice"),
-        ("18_cost_and_memory", "causal_blocked_attention", "blocked_causal"),
-        ("15_transformer_block", "transformer_block", "block_fix_residual"),
-        ("17_training_an_attention_head", "train_step", "fix_train_step"),
+        ("22_cost_and_memory", "causal_blocked_attention", "blocked_causal"),
+        ("17_transformer_block", "transformer_block", "block_fix_residual"),
+        ("21_training_an_attention_head", "train_step", "fix_train_step"),
     ],
 )
 def test_each_repaired_function_of_the_notebooks_passes(lesson, name, exercise_id):
@@ -737,19 +737,19 @@ def test_noweights_fix_smoother_names_overflow_of_a_naive_exp():
 
 
 def test_the_broken_functions_of_the_notebooks_are_named():
-    def broken_masked_attention(Q, K, V, mask):  # as in solutions/10_masks_in_practice.ipynb
+    def broken_masked_attention(Q, K, V, mask):  # as in solutions/11_masks_in_practice.ipynb
         A = softmax_rows(Q @ K.T / np.sqrt(K.shape[-1]))
         return (A * mask) @ V
 
     assert verdict("mask_fix_attention", broken_masked_attention).mistake == "mask_after_softmax"
 
 
-def test_each_lesson_14_mistake_of_the_checker_is_really_wrong():
+def test_each_lesson_16_mistake_of_the_checker_is_really_wrong():
     for code, variant in L12.FIX_MISTAKES:
         assert verdict("heads_fix_merge", variant).mistake == code
 
 
-def test_lesson_15_post_norm_is_named_in_the_original_transformer_layout():
+def test_lesson_17_post_norm_is_named_in_the_original_transformer_layout():
     def post_norm_block(X, W_Q, W_K, W_V, W_O, W_1, b_1, W_2, b_2, n_heads):
         LN = attnlib.layer_norm  # LN(X + Sublayer(X)), as in the Transformer paper
         H = LN(X + attnlib.multi_head_attention(X, X, W_Q, W_K, W_V, W_O, n_heads)[0])

@@ -1,4 +1,4 @@
-"""The checkers of lessons 19 (precision) and 20 (checking against a framework), with answers
+"""The checkers of lessons 23 (precision) and 24 (checking against a framework), with answers
 written the way a learner writes them: numpy only, never taken from attnlib, so a checker
 cannot pass by comparing the package with itself. Each right answer passes; each slip a
 learner makes is named with its own code.
@@ -10,7 +10,7 @@ import pytest
 from tests.checker_cases import assert_mistake, assert_passed
 
 
-# ---- lesson 19 ------------------------------------------------------------------------------
+# ---- lesson 23 ------------------------------------------------------------------------------
 def softmax_half(x):
     z = x.astype(np.float32)
     E = np.exp(z - z.max(axis=-1, keepdims=True))
@@ -62,7 +62,7 @@ def attention_half(Q, K, V, cast_first=True, scaled=True):
         ("bf16_round", (260, 1, 70144)),  # worked by hand: steps 2, 2^-7 and 512
     ],
 )
-def test_lesson_19_right_answers_pass(exercise_id, answer):
+def test_lesson_23_right_answers_pass(exercise_id, answer):
     assert_passed(exercise_id, answer)
 
 
@@ -95,11 +95,11 @@ def test_lesson_19_right_answers_pass(exercise_id, answer):
         ("bf16_round", (260, 1, np.inf), "float16_range"),
     ],
 )
-def test_lesson_19_mistakes_are_named(exercise_id, answer, code):
+def test_lesson_23_mistakes_are_named(exercise_id, answer, code):
     assert_mistake(exercise_id, answer, code)
 
 
-# ---- lesson 20 ------------------------------------------------------------------------------
+# ---- lesson 24 ------------------------------------------------------------------------------
 def sdpa(Q, K, V, scale=None, d=None):
     """SDPA's documented formula in numpy: softmax(Q K^T * scale) V, scale = 1/sqrt(d_k)."""
     scale = 1 / np.sqrt(d or Q.shape[-1]) if scale is None else scale
@@ -132,7 +132,7 @@ def bnhd_v_unswapped(Q, K, V):
         ("kv_cache_mask", np.tril(np.ones((3, 5), dtype=bool), k=2)),
     ],
 )
-def test_lesson_20_right_answers_pass(exercise_id, answer):
+def test_lesson_24_right_answers_pass(exercise_id, answer):
     assert_passed(exercise_id, answer)
 
 
@@ -164,13 +164,13 @@ def test_lesson_20_right_answers_pass(exercise_id, answer):
         ("kv_cache_mask", ~np.tril(np.ones((3, 5), dtype=bool), k=2), "mask_inverted"),
     ],
 )
-def test_lesson_20_mistakes_are_named(exercise_id, answer, code):
+def test_lesson_24_mistakes_are_named(exercise_id, answer, code):
     assert_mistake(exercise_id, answer, code)
 
 
 def test_float32_tolerance_expects_what_the_measurement_shows():
     # the choice's expected option comes from a measurement: re-measure it here by hand
-    from attnlib.checkers.lesson_20 import FLOAT32_TOLERANCE, tolerance_inputs
+    from attnlib.checkers.lesson_24 import FLOAT32_TOLERANCE, tolerance_inputs
 
     Q, K, V = tolerance_inputs()
     relative = np.abs(sdpa(*(M.astype(np.float32) for M in (Q, K, V))) - sdpa(Q, K, V)) / np.abs(

@@ -16,7 +16,7 @@ import pytest
 import sympy as sp
 
 from attnlib import attention, attention_backward, causal_mask, gpt
-from attnlib.checkers import lesson_25, lesson_91
+from attnlib.checkers import lesson_09, lesson_30
 from attnlib.cli import main
 from attnlib.selfcheck import contract, registry
 from attnlib.selfcheck.run import call_cases, expression_function, split_case, with_instructions
@@ -296,7 +296,7 @@ def test_first_loss_range_is_what_200_seeds_measure():
         fresh = gpt.init_gpt(12, d_model=32, n_heads=2, n_layers=2, d_ff=64, rng=rng, std=0.02)
         tokens, targets, scored = gpt.induction_batch(rng, 64, 12, 6)
         losses.append(gpt.cross_entropy(gpt.gpt_forward(fresh, tokens)[0], targets, scored))
-    low, high = lesson_25.FIRST_LOSS_RANGE
+    low, high = lesson_30.FIRST_LOSS_RANGE
     assert low <= min(losses) < low + 0.001 and high - 0.001 < max(losses) <= high
     assert round(float(np.mean(losses)), 2) == round(np.log(12) + (11 / 12) * 32 * 0.02**2 / 2, 2)
 
@@ -334,9 +334,9 @@ def test_psd_quadratic_plus_a_square_of_the_constraint_is_wrong():
 
 def test_psd_nan_records_are_wrong_with_a_message():
     exercise = registry.get("sqrt_jacobian_psd")
-    n = len(lesson_91._ON)
+    n = len(lesson_09._ON)
     right = call_cases(
-        expression_function(lesson_91.VARIANCE_FORM, lesson_91.PSD_NAMES), exercise.cases
+        expression_function(lesson_09.VARIANCE_FORM, lesson_09.PSD_NAMES), exercise.cases
     )
     records = right[:n] + [{"ok": float("nan")}] * (len(right) - n)
     feedback = exercise.judge(records)
@@ -450,15 +450,15 @@ check("mask_padding", padding_mask)
 def test_attnlib_check_judges_the_constraints_as_self_check_does(tmp_path, capsys):
     paths = [
         write(
-            tmp_path / "18_cost_and_memory.ipynb",
-            _notebook_with("18_cost_and_memory", "blocked_causal", BLOCKED_PER_ROW),
+            tmp_path / "22_cost_and_memory.ipynb",
+            _notebook_with("22_cost_and_memory", "blocked_causal", BLOCKED_PER_ROW),
         ),
         write(
-            tmp_path / "21_decoding_with_a_kv_cache.ipynb",
-            _notebook_with("21_decoding_with_a_kv_cache", "kv_decode", DECODE_FULL),
+            tmp_path / "25_decoding_with_a_kv_cache.ipynb",
+            _notebook_with("25_decoding_with_a_kv_cache", "kv_decode", DECODE_FULL),
         ),
         write(
-            tmp_path / "09_masking.ipynb", _notebook_with("09_masking", "mask_padding", PADDING_INT)
+            tmp_path / "10_masking.ipynb", _notebook_with("10_masking", "mask_padding", PADDING_INT)
         ),
     ]
     assert main(["check", "--json", "-q", *map(str, paths)]) == 1

@@ -1,4 +1,4 @@
-"""The checkers of lesson 25 (a tiny GPT), with answers written the way a learner writes them:
+"""The checkers of lesson 30 (a tiny GPT), with answers written the way a learner writes them:
 numpy only, never taken from attnlib, so a checker cannot pass by comparing the package with
 itself. Each right answer passes; each slip a learner makes is named with its own code; an
 unfilled cell is "not attempted"."""

@@ -1,4 +1,4 @@
-"""The checkers of lesson 22 (grouped-query attention), with answers written the way a learner
+"""The checkers of lesson 26 (grouped-query attention), with answers written the way a learner
 writes them: numpy loops, never taken from attnlib. Each right answer passes; each slip is
 named with its own code; an unfilled cell is "not attempted"."""
 

@@ -1,4 +1,4 @@
-"""The checkers of lesson 21 (decoding with a key-value cache), with answers written the way
+"""The checkers of lesson 25 (decoding with a key-value cache), with answers written the way
 a learner writes them: numpy loops, never taken from attnlib, so a checker cannot pass by
 comparing the package with itself. Each right answer passes; each slip is named with its own
 code; an unfilled cell is "not attempted"."""

@@ -309,7 +309,7 @@ def test_scaling_birds_eat_refuses_answers_the_lesson_would_print_differently():
 
 # ---- a proof that forces a sign is refused; feedback never spells out the proof --------------
 def _psd_pieces():
-    from attnlib.checkers import lesson_91 as lesson_08  # the saturation lesson holds the proof
+    from attnlib.checkers import lesson_09 as lesson_08  # the saturation lesson holds the proof
 
     return lesson_08, lesson_08.QUADRATIC
 

@@ -1,4 +1,4 @@
-"""The checkers of lesson 23 (sliding-window attention), with answers written the way a
+"""The checkers of lesson 28 (sliding-window attention), with answers written the way a
 learner writes them: numpy loops and sympy sums, never taken from attnlib, so a checker cannot
 pass by comparing the package with itself. Each right answer passes; each slip (off-by-one
 window, wrong alignment, ring overwrite order, ...) is named with its own code; an unfilled

@@ -133,13 +133,13 @@ def every_function(dtype):
         **flash_attention_and_backward(Q, K, V),
         "KVCache": list(filled_cache(K, V, dtype).read()),
         "RingKVCache": list(filled_ring(K, V, dtype).read()),
-        # lessons 15 and 17: the block and the gradients of the weights
+        # lessons 17 and 21: the block and the gradients of the weights
         **block_and_weight_gradients(rng, dtype, X, W),
     }
 
 
 def flash_attention_and_backward(Q, K, V):
-    """FlashAttention's two passes (lesson 24), in tiles that do not divide n."""
+    """FlashAttention's two passes (lesson 29), in tiles that do not divide n."""
     output, L = attnlib.flash_attention(Q, K, V, block_size=2, query_block_size=2)
     dOutput = V[:3] * 0 + 1  # (n_q, d_v) in V's dtype
     grads = attnlib.flash_attention_backward(Q, K, V, output, L, dOutput, block_size=2)

@@ -1,8 +1,8 @@
-"""attnlib.attention against PyTorch's scaled_dot_product_attention (lesson 20's comparison).
+"""attnlib.attention against PyTorch's scaled_dot_product_attention (lesson 24's comparison).
 
 Runs only where torch is installed (the course never requires it; install it into a
 separate environment). Layout (batch, heads, n, d) with unequal sizes; masks in each form
-SDPA takes; tolerances per dtype as lesson 20 derives them, gamma_n = n u / (1 - n u) with
+SDPA takes; tolerances per dtype as lesson 24 derives them, gamma_n = n u / (1 - n u) with
 n = d_k + n_k.
 """
 
@@ -80,8 +80,8 @@ def test_is_causal_is_not_bottom_right(qkv):
     assert not np.allclose(ours, sdpa(Q, K, V, is_causal=True))
 
 
-def test_lesson_20_stores_the_same_verdict_with_torch():
-    # without torch, nbval compares lesson 20's stored outputs; with torch, the comparison cell
+def test_lesson_24_stores_the_same_verdict_with_torch():
+    # without torch, nbval compares lesson 24's stored outputs; with torch, the comparison cell
     # runs for real and must print exactly the stored line (its details cell is not compared)
     import json
     from pathlib import Path
@@ -90,7 +90,7 @@ def test_lesson_20_stores_the_same_verdict_with_torch():
     from nbclient import NotebookClient
 
     path = (
-        Path(__file__).resolve().parent.parent / "notebooks/20_checking_against_a_framework.ipynb"
+        Path(__file__).resolve().parent.parent / "notebooks/24_checking_against_a_framework.ipynb"
     )
     stored = json.loads(path.read_text())["cells"]
     nb = nbformat.read(path, as_version=4)
@@ -107,7 +107,7 @@ def test_lesson_20_stores_the_same_verdict_with_torch():
     assert details.outputs[0]["text"].startswith(f"torch {torch.__version__}")
 
 
-# ---- rotary positions (lesson 13): the two ways model code writes RoPE in torch ----------
+# ---- rotary positions (lesson 14): the two ways model code writes RoPE in torch ----------
 def torch_rope_half(x, positions, base=10000.0):
     """GPT-NeoX / Hugging Face Llama style: cos and sin repeated over both halves, and
     rotate_half(x) = cat(-x2, x1)."""
@@ -148,7 +148,7 @@ def test_apply_rotary_matches_torch(layout, reference, dtype):
     np.testing.assert_allclose(got, want, rtol=tol, atol=tol)
 
 
-# ---- FlashAttention (lesson 24): torch's autograd through SDPA gives the same gradients ----
+# ---- FlashAttention (lesson 29): torch's autograd through SDPA gives the same gradients ----
 @pytest.mark.parametrize("causal", [False, True])
 def test_flash_attention_backward_matches_torch_autograd(causal):
     from attnlib import flash_attention, flash_attention_backward
@@ -188,15 +188,15 @@ def test_grouped_query_attention_matches_sdpa_enable_gqa(n_kv, masked):
     np.testing.assert_allclose(got, merge_heads(heads) @ W_O, rtol=1e-12, atol=1e-12)
 
 
-def test_lesson_22_stores_the_same_verdict_with_torch():
-    # with torch the enable_gqa cell of lesson 22 runs for real and must print its stored lines
+def test_lesson_26_stores_the_same_verdict_with_torch():
+    # with torch the enable_gqa cell of lesson 26 runs for real and must print its stored lines
     import json
     from pathlib import Path
 
     import nbformat
     from nbclient import NotebookClient
 
-    path = Path(__file__).resolve().parent.parent / "notebooks/22_grouped_query_attention.ipynb"
+    path = Path(__file__).resolve().parent.parent / "notebooks/26_grouped_query_attention.ipynb"
     stored = json.loads(path.read_text())["cells"]
     nb = nbformat.read(path, as_version=4)
     NotebookClient(nb, timeout=120, resources={"metadata": {"path": str(path.parent)}}).execute()
@@ -214,7 +214,7 @@ def test_lesson_22_stores_the_same_verdict_with_torch():
     assert details.outputs[0]["text"].startswith(f"torch {torch.__version__}: largest difference")
 
 
-# ---- sliding-window attention (lesson 23): SDPA with the boolean window mask ----
+# ---- sliding-window attention (lesson 28): SDPA with the boolean window mask ----
 @pytest.mark.parametrize("w", [1, 2, 4, 9])
 @pytest.mark.parametrize("causal", [True, False])
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])

@@ -1,4 +1,4 @@
-"""attnlib.gpt (lesson 25) and the backward pieces it adds to attnlib.block.
+"""attnlib.gpt (lesson 30) and the backward pieces it adds to attnlib.block.
 
 Every gradient against central differences, on unequal sizes (vocab 7, d_model 8, d_ff 10,
 2 heads of width 4, 2 blocks, sequences of 5 tokens, batch 3), so a wrong transpose or a

@@ -170,7 +170,7 @@ def test_gradients_of_shared_keys_and_values_are_summed_over_the_batch():
     np.testing.assert_allclose(dV, per_item[0][2] + per_item[1][2], rtol=1e-12)
 
 
-# ---- the measuring helpers lessons 16 and 17 import ----------------------------------------
+# ---- the measuring helpers lessons 18 and 21 import ----------------------------------------
 def test_central_difference_measures_a_known_gradient_without_touching_its_input():
     import attnlib
 

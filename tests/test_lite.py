@@ -39,7 +39,7 @@ NOTEBOOKS = sorted(
     for folder in ("notebooks", "exercises", "solutions")
     for p in (ROOT / folder).glob("*.ipynb")
 )
-# ms: Pyodide starts in 15 to 25 s and lesson 03 runs in about a minute here, but a 2-core
+# ms: Pyodide starts in 17 to 30 s and lesson 03 runs in about a minute here, but a 2-core
 # machine shared with other jobs has taken four times that
 TIMEOUT = 600_000
 IDLE = ".jp-NotebookPanel:visible .jp-Notebook-ExecutionIndicator[data-status='idle']"

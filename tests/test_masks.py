@@ -12,7 +12,7 @@ N_Q, N_K, D_K, D_V = 3, 5, 4, 2
 
 
 def loop_masked_attention(Q, K, V, mask):
-    """Masked attention written like lesson 09: one query, then only its allowed keys."""
+    """Masked attention written like lesson 10: one query, then only its allowed keys."""
     n_q, d_k = Q.shape
     output = np.zeros((n_q, V.shape[1]))
     weights = np.zeros((n_q, K.shape[0]))

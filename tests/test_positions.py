@@ -9,7 +9,7 @@ from attnlib import attention, sinusoidal_positions
 
 
 def slow_positions(n, d_model, base=10000):
-    """The formula written out one entry at a time, as lesson 12's first rung."""
+    """The formula written out one entry at a time, as lesson 13's first rung."""
     PE = np.zeros((n, d_model))
     for p in range(n):
         for i in range(d_model // 2):
@@ -35,7 +35,7 @@ def test_each_pair_lies_on_the_unit_circle_and_positions_differ():
 
 
 def shift_map(k, d_model, base=10000):
-    """The block-diagonal map M(k) with PE[p + k] = M(k) @ PE[p] (lesson 12 derives it)."""
+    """The block-diagonal map M(k) with PE[p + k] = M(k) @ PE[p] (lesson 13 derives it)."""
     M = np.zeros((d_model, d_model))
     for i in range(d_model // 2):
         a = k * base ** (-2 * i / d_model)

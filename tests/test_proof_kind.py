@@ -93,12 +93,12 @@ def test_the_grader_evaluates_the_expression_in_the_kernel(tmp_path):
 
 
 def test_attnlib_check_grades_the_proofs_of_a_handed_in_notebook(tmp_path, capsys):
-    nb = load("solutions", "91_saturation")  # the saturation lesson holds both proofs
+    nb = load("solutions", "09_saturation")  # the saturation lesson holds both proofs
     for cell in nb["cells"]:
         source = "".join(cell["source"])
         if 'check("sqrt_jacobian_psd", quad)' in source:  # v^T J v itself: not yet a proof
             cell["source"] = 'quad = (v.T * J * v)[0]\ncheck("sqrt_jacobian_psd", quad)'
-    path = write(tmp_path / "91_saturation.ipynb", nb)
+    path = write(tmp_path / "09_saturation.ipynb", nb)
     assert main(["check", "--json", "-q", str(path)]) == 1
     rows = {r["exercise"]: r for r in json.loads(capsys.readouterr().out)["rows"]}
     assert rows["sqrt_jacobian_row_sums"]["status"] == "passed"
@@ -109,7 +109,7 @@ def test_attnlib_check_grades_the_proofs_of_a_handed_in_notebook(tmp_path, capsy
 
 
 def test_the_points_of_the_psd_proof_can_tell_v_t_j_v_from_a_sum_of_squares():
-    from attnlib.checkers import lesson_91 as L8  # the saturation lesson holds the proof
+    from attnlib.checkers import lesson_09 as L8  # the saturation lesson holds the proof
 
     raw = expression_function(L8.QUADRATIC, L8.PSD_NAMES)
     assert min(raw(*point) for point in L8.PSD_POINTS) < 0  # negative somewhere off the simplex

@@ -1,4 +1,4 @@
-"""self_attention_backward and multi_head_attention_backward (lesson 17) against central
+"""self_attention_backward and multi_head_attention_backward (lesson 21) against central
 finite differences.
 
 Unequal sizes: n = 5 tokens, d_model = 3, d_k = 4, d_v = 2, so a missing transpose fails.

@@ -40,7 +40,7 @@ def test_every_exercise_is_covered():
 
 
 def test_mask_weights_hint_uses_the_names_exercise_09_defines(capsys):
-    # exercise 09 defines causal, Q, K and d_k above the cell (no mask, no S): the hint that
+    # exercise 10 defines causal, Q, K and d_k above the cell (no mask, no S): the hint that
     # names the mask calls it `causal`, never the undefined `mask`, and stops before the answer
     for _ in range(3):
         hint("mask_weights")

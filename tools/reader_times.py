@@ -48,7 +48,7 @@ MEASURED = {
     "transformer_block": (30, 20),
     "sliding_window_attention": (32, 35),
     # gradients, attention_backward and training_an_attention_head: changed by issue 25
-    # (lesson 16 split in two; readers timed the old 16 at 46 + 36 and 17 at 39 + 25), timed
+    # (lesson 18 split in two; readers timed the old 16 at 46 + 36 and 17 at 39 + 25), timed
     # 2026-12-05 by a reader who did not write them, after the fixes of that reading
     # (attention_backward trimmed from about 46 minutes: bug zoo, angle detour, spread columns).
     "gradients": (26, 20),

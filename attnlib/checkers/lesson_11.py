@@ -1,203 +1,180 @@
-"""Checkers for lesson 11, attention with no weights, and attention as lookup.
+"""Checkers for lesson 11, masks in practice: empty rows, masked attention, the key-value cache.
 
-Ids: ``noweights_scores`` (X X^T / sqrt(d_model) by hand), ``noweights_attention``
-(write softmax(X X^T / sqrt(d_model)) X), ``noweights_predict_mirror`` (predict which of
-a_01 and a_10 is larger, then check), ``noweights_fix_smoother`` (find the bug in a
-Nadaraya-Watson kernel smoother), ``noweights_gaussian_term`` (which term of a Gaussian
-kernel softmax ignores). Expected answers come from ``attnlib.core``.
+Ids: ``mask_predict_finite_fill`` (predict then check: hide keys with -1e9 instead of -inf in
+a row with nothing to see), ``mask_fix_attention`` (find the bug: a mask applied after
+softmax), ``mask_kv_cache`` (transfer: the mask of new queries over cached keys).
+Expected answers come from ``attnlib.core`` and ``attnlib.masks``; the worked example's
+scaled scores and the naive softmax are lesson 10's.
 """
 
 import numpy as np
 
-from .. import example as ex
-from ..core import attention, qk_scores, scale_scores, softmax
+from ..core import attention, softmax
+from ..masks import causal_mask
 from ..selfcheck.exercise import Exercise
 from . import widened
+from .lesson_10 import CAUSAL_3, S_SCALED, K, Q, V, _masked_weights, _naive_softmax
 
-X = ex.X  # (n, d_model) = (3, 4), the worked example's tokens
-D_MODEL = X.shape[1]
-
-# ---- noweights_scores: by hand --------------------------------------------------------------
-S_SELF = qk_scores(X, X)  # (n, n) = X X^T
-
-NOWEIGHTS_SCORES = Exercise(
-    id="noweights_scores",
-    lesson="11_attention_without_weights",
-    kind="value",
-    answer="scores_by_hand",
-    hints=[
-        "Entry [i, j] is token i's vector dotted with token j's, then divided by sqrt(4).",
-        "birds . birds = 1 + 0 + 4 + 0 = 5, and sqrt(4) = 2: divide every dot product by that.",
-    ],
-    solution=lambda: (
-        "scores_by_hand = [\n"
-        + "".join(
-            f"    [{', '.join(f'{v:g}' for v in row)}],\n" for row in scale_scores(S_SELF, D_MODEL)
-        )
-        + "]  # X X^T / sqrt(4): the dot products, halved"
-    ),
-    expected=scale_scores(S_SELF, D_MODEL),
-    mistakes={
-        "unscaled": S_SELF,
-        "divided_by_d_k": S_SELF / D_MODEL,
-        "counted_tokens": scale_scores(S_SELF, X.shape[0]),
-    },
-    decimals=2,
-    name="the scores",
+# ---- mask_fix_attention: repair a masked attention that masks after softmax ----------------
+_rng = np.random.default_rng(9)
+_Q34, _K54, _V52 = (_rng.normal(size=s) for s in [(3, 4), (5, 4), (5, 2)])
+_PATTERN = np.array(  # every row hides some keys and shows others, in no simple order
+    [[0, 1, 1, 0, 1], [1, 0, 0, 1, 0], [0, 0, 1, 1, 1]], dtype=bool
 )
+_QBIG, _KBIG = 20 + _rng.normal(size=(3, 4)), 20 + _rng.normal(size=(5, 4))  # scores ~ 800
+MASKED_ATTENTION_CASES = [
+    (_Q34, _K54, _V52, causal_mask(3, 5)),  # unequal shapes, causal
+    (_Q34, _K54, _V52, _PATTERN),
+    (Q, K, V, CAUSAL_3),  # the worked example
+    (_QBIG, _KBIG, _V52, causal_mask(3, 5)),  # large scores
+]
+_EMPTY_ROW = (_Q34, _K54, _V52, _PATTERN & np.array([[1], [0], [1]], dtype=bool))  # row 1: none
 
 
-# ---- noweights_attention: write the function ------------------------------------------------
-def _no_weights(X, divide_by=None, axis=-1):
-    d_model = X.shape[-1]
-    S = X @ X.T / np.sqrt(d_model if divide_by is None else divide_by(X))
-    return softmax(S, axis=axis) @ X
+def _masked_attention(Q, K, V, mask):
+    """attnlib's masked attention, with a row of zeros for a query that sees no key."""
+    mask = np.broadcast_to(np.asarray(mask, dtype=bool), (len(Q), len(K)))
+    seen = mask.any(axis=-1)  # (n_q,): the queries with a key to read
+    output = np.zeros((len(Q), V.shape[-1]))  # (n_q, d_v)
+    output[seen] = attention(Q[seen], K, V, mask=mask[seen])[0]
+    return output
 
 
-_rng = np.random.default_rng(131)
-NOWEIGHTS_CASES = [
-    (_rng.normal(size=(3, 4)),),  # n = 3, d_model = 4
-    (X,),  # the worked example
-    (_rng.normal(size=(5, 2)),),  # more tokens than columns
-    (_rng.normal(size=(2, 6)),),
+def _nan_for_an_empty_row(Q, K, V, mask):
+    """The -inf repair that leaves an empty row as NaN (-inf - (-inf)), as naive code does."""
+    S = np.where(mask, Q @ K.T / np.sqrt(K.shape[-1]), -np.inf)
+    with np.errstate(invalid="ignore"):
+        return _naive_softmax(S) @ V
+
+
+def _masked_variant(weights_of):
+    def variant(Q, K, V, mask):
+        S_scaled = Q @ K.T / np.sqrt(K.shape[-1])
+        return weights_of(S_scaled, mask) @ V
+
+    return variant
+
+
+def _unscaled_masked(Q, K, V, mask):
+    return _masked_weights(Q @ K.T, mask) @ V
+
+
+def _renormalised(S, mask):
+    A = softmax(S) * mask  # the row max was taken over hidden keys too
+    with np.errstate(invalid="ignore"):
+        return A / A.sum(axis=-1, keepdims=True)  # 0 / 0 where every visible weight underflowed
+
+
+MASKED_ATTENTION_MISTAKES = [
+    ("empty_row_nan", _nan_for_an_empty_row),
+    ("mask_after_softmax", _masked_variant(lambda S, m: softmax(S) * m)),
+    ("renormalised_after_softmax", _masked_variant(_renormalised)),
+    ("mask_ignored", _masked_variant(lambda S, m: softmax(S))),
+    ("inverted_mask", _masked_variant(lambda S, m: _masked_weights(S, ~m))),
+    ("unscaled", _unscaled_masked),
+    ("overflow", None),
 ]
 
-NOWEIGHTS_ATTENTION = Exercise(
-    id="noweights_attention",
-    lesson="11_attention_without_weights",
+
+MASK_FIX_ATTENTION = Exercise(
+    id="mask_fix_attention",
+    lesson="11_masks_in_practice",
     kind="function",
-    answer="attention_no_weights",
+    answer="masked_attention",
     hints=[
-        "Queries, keys and values are all X: the scores are X @ X.T, shape (n, n).",
-        "Divide by sqrt(d_model) = sqrt(X.shape[1]), softmax each row, then multiply by X.",
+        "Print the row sums of the broken function's weights: do they add up to 1?",
+        "Zeroing weights after softmax loses their share. Hide the keys before softmax.",
+        "Move the hiding before the softmax: where the mask is False the score becomes "
+        "-inf (exp(-inf) = 0); then drop the multiplication after it.",
+        "A query whose mask row is all False has only -inf scores: find those rows first "
+        "(np.any along the last axis), keep their scores finite through the softmax, and "
+        "give them zeros at the end.",
     ],
-    solution="def attention_no_weights(X):\n"
-    "    d_model = X.shape[1]\n"
-    "    A = softmax_rows(X @ X.T / np.sqrt(d_model))  # (n, n)\n"
-    "    return A @ X  # (n, d_model)",
-    # the last case has a row whose scores spread past 709 (see widened)
-    cases=[*NOWEIGHTS_CASES, widened(NOWEIGHTS_CASES[2], 0, 15)],
-    reference=lambda X: attention(X, X, X)[0],
-    mistakes=[
-        ("unscaled", lambda X: _no_weights(X, divide_by=lambda X: 1.0)),
-        ("divided_by_d_k", lambda X: _no_weights(X, divide_by=lambda X: X.shape[1] ** 2)),
-        ("counted_tokens", lambda X: _no_weights(X, divide_by=lambda X: X.shape[0])),
-        ("wrong_axis", lambda X: _no_weights(X, axis=0)),
+    solution="def masked_attention(Q, K, V, mask):\n"
+    "    S = Q @ K.T / np.sqrt(K.shape[-1])\n"
+    "    seen = np.any(mask, axis=-1, keepdims=True)  # (n_q, 1): a query with a key to read\n"
+    "    S = np.where(mask, S, -np.inf)  # hide keys before softmax\n"
+    "    S = np.where(seen, S, 0.0)  # a query that sees nothing: finite scores, zeroed below\n"
+    "    S = S - S.max(axis=-1, keepdims=True)\n"
+    "    A = np.exp(S) / np.exp(S).sum(axis=-1, keepdims=True)\n"
+    "    return np.where(seen, A, 0.0) @ V  # (n_q, d_v): zeros for a query that sees nothing",
+    # the widened case has a row whose scores spread past 709 (see widened)
+    cases=[
+        *MASKED_ATTENTION_CASES,
+        widened(MASKED_ATTENTION_CASES[0], 0, 500),
+        _EMPTY_ROW,  # last: a mistake that differs elsewhere is named where it differs first
     ],
-    arg_names=("X",),
+    reference=_masked_attention,
+    mistakes=MASKED_ATTENTION_MISTAKES,
+    arg_names=("Q", "K", "V", "mask"),
 )
 
 
-# ---- noweights_predict_mirror: predict, then check ------------------------------------------
-X_MIRROR = np.array([[2.0, 0.0], [1.0, 1.0], [0.0, 1.0]])  # three tokens, d_model = 2
-A_MIRROR = attention(X_MIRROR, X_MIRROR, X_MIRROR)[1]
-MIRROR_OPTIONS = ("a_01", "a_10", "equal")
+# ---- mask_predict_finite_fill: an all-hidden row filled with -1e9 instead of -inf ----------
+FILL_OPTIONS = ("nan", "zeros", "uniform")
+_LEFT = CAUSAL_3 & np.array([False, True, True])  # the lesson's left padding: row 0 sees nothing
+FILLED_ROW = _naive_softmax(np.where(_LEFT, S_SCALED, -1e9))[0]  # row 0, the pad's, as naive code
+FILL_ANSWER = (
+    "nan"
+    if np.isnan(FILLED_ROW).any()
+    else "zeros"
+    if np.allclose(FILLED_ROW, 0)
+    else "uniform"
+    if np.allclose(FILLED_ROW, 1 / len(FILLED_ROW))
+    else None
+)
 
-NOWEIGHTS_PREDICT_MIRROR = Exercise(
-    id="noweights_predict_mirror",
-    lesson="11_attention_without_weights",
+
+MASK_PREDICT_FINITE_FILL = Exercise(
+    id="mask_predict_finite_fill",
+    written=("Why does a row whose keys are all hidden with -1e9 end up with those weights?"),
+    lesson="11_masks_in_practice",
     kind="choice",
     answer="prediction",
     hints=[
-        "The scores are symmetric, s_01 = s_10. What does softmax divide row 0 and row 1 by?",
-        "The two weights share their numerator, exp(s_01) = exp(s_10), and each is divided "
-        "by its own row's sum Z: the row with the smaller sum gives the larger weight. "
-        "Token 0 is the longest vector, so its own score is the largest in the table; work "
-        "out Z_0 and Z_1 to see which sum is larger.",
+        "Every score of that row is now the same finite number, -1e9. What is the row's max?",
+        "-1e9 - (-1e9) = 0 for every key. What is exp(0), and what does dividing by the sum give?",
+    ],
+    solution=f"prediction = {FILL_ANSWER!r}  # every entry is -1e9, so every weight is 1/3",
+    expected=FILL_ANSWER,
+    options=FILL_OPTIONS,
+    mistakes={o: "finite_fill" for o in FILL_OPTIONS if o != FILL_ANSWER},
+)
+
+
+# ---- mask_kv_cache: 2 new queries over 5 keys, 3 of them cached -----------------------------
+N_NEW, N_CACHED = 2, 3
+KV_CACHE_MASK = causal_mask(N_NEW, N_CACHED + N_NEW, align="bottom_right")  # (2, 5)
+
+
+MASK_KV_CACHE = Exercise(
+    id="mask_kv_cache",
+    lesson="11_masks_in_practice",
+    kind="value",
+    answer="mask",
+    hints=[
+        "Number the five tokens 0 to 4. The two new queries are tokens 3 and 4, not 0 and 1.",
+        "Lesson 10's rule: a query may see the keys at its own place and before, with "
+        "places counted over all five tokens.",
+        "attnlib.causal_mask(2, 5) aligns the two queries with tokens 0 and 1 (top left): "
+        "print it and move each row to the place you found.",
     ],
     solution=lambda: (
-        f"prediction = '{MIRROR_OPTIONS[int(A_MIRROR[1, 0] > A_MIRROR[0, 1])]}'  "
-        f"# a_01 = {A_MIRROR[0, 1]:.3f}, a_10 = {A_MIRROR[1, 0]:.3f}: row 0's sum is larger"
+        "mask = [[1, 1, 1, 1, 0], [1, 1, 1, 1, 1]]  # queries are tokens 3 and 4 of 0..4\n"
+        "# the same as attnlib.causal_mask(2, 5, align='bottom_right'):\n"
+        + "\n".join("# " + line for line in str(KV_CACHE_MASK.astype(int)).splitlines())
     ),
-    expected=MIRROR_OPTIONS[int(A_MIRROR[1, 0] > A_MIRROR[0, 1])],
-    options=MIRROR_OPTIONS,
+    expected=KV_CACHE_MASK,
     mistakes={
-        MIRROR_OPTIONS[int(A_MIRROR[1, 0] < A_MIRROR[0, 1])]: "row_sums_differ",
-        "equal": "row_sums_differ",
-    },
-)
-
-
-# ---- noweights_fix_smoother: find the bug ---------------------------------------------------
-def kernel_smoother(x_query, x_data, y_data, sigma):
-    """Nadaraya-Watson with a Gaussian kernel: a softmax over the data points per query."""
-    scores = -((x_query[:, None] - x_data[None, :]) ** 2) / (2 * sigma**2)  # (n_q, n_k)
-    return softmax(scores) @ y_data  # (n_q,)
-
-
-def _smoother_columns(x_query, x_data, y_data, sigma):
-    scores = -((x_query[:, None] - x_data[None, :]) ** 2) / (2 * sigma**2)
-    return softmax(scores, axis=0) @ y_data  # normalised over the queries
-
-
-def _smoother_unnormalised(x_query, x_data, y_data, sigma):
-    scores = -((x_query[:, None] - x_data[None, :]) ** 2) / (2 * sigma**2)
-    return np.exp(scores) @ y_data  # kernel values, never divided by their sum
-
-
-_rng = np.random.default_rng(132)
-SMOOTHER_CASES = [
-    # n_q = 7 queries, n_k = 5 data points
-    (np.linspace(0, 4, 7), np.sort(_rng.uniform(0, 4, 5)), _rng.normal(size=5), 0.8),
-    (np.linspace(-1, 1, 3), np.linspace(-1, 1, 6), np.arange(6.0), 0.5),
-    (np.array([0.3, 2.0]), np.sort(_rng.uniform(0, 3, 9)), _rng.normal(size=9), 1.5),
-]
-
-NOWEIGHTS_FIX_SMOOTHER = Exercise(
-    id="noweights_fix_smoother",
-    lesson="11_attention_without_weights",
-    kind="function",
-    answer="kernel_smoother",
-    hints=[
-        "Each estimate is a weighted average of y_data: which weights must sum to 1?",
-        "One query's weights run over the data points, along the last axis of the "
-        "(n_q, n_k) table, as a row of attention weights does.",
-    ],
-    solution="def kernel_smoother(x_query, x_data, y_data, sigma):\n"
-    "    scores = -((x_query[:, None] - x_data[None, :]) ** 2) / (2 * sigma**2)  # (n_q, n_k)\n"
-    "    weights = softmax_rows(scores)  # each query's weights sum to 1\n"
-    "    return weights @ y_data  # (n_q,)",
-    # the last case has a row whose scores spread past 709 (see widened)
-    cases=[*SMOOTHER_CASES, widened(SMOOTHER_CASES[0], 3, 0.02)],
-    reference=kernel_smoother,
-    mistakes=[
-        ("wrong_axis", _smoother_columns),
-        ("not_normalised", _smoother_unnormalised),
-        ("overflow", None),  # np.exp without the row max: every kernel value underflows to 0
-    ],
-    arg_names=("x_query", "x_data", "y_data", "sigma"),
-)
-
-
-# ---- noweights_gaussian_term: which term can softmax drop? ----------------------------------
-GAUSSIAN_OPTIONS = ("x_squared", "x_j_squared", "cross_term", "none")
-
-NOWEIGHTS_GAUSSIAN_TERM = Exercise(
-    id="noweights_gaussian_term",
-    lesson="11_attention_without_weights",
-    kind="choice",
-    answer="droppable",
-    hints=[
-        "Expand -(x - x_j)^2 / (2 sigma^2) into three terms. Which of them is the same for "
-        "every data point x_j in one query's row?",
-        "Softmax ignores a number added to every score of a row (lesson 05).",
-    ],
-    solution="droppable = 'x_squared'  # -x^2 / (2 sigma^2) is shared by the whole row",
-    expected="x_squared",
-    options=GAUSSIAN_OPTIONS,
-    mistakes={
-        "x_j_squared": "dropped_key_term",
-        "cross_term": "dropped_key_term",
-        "none": "score_gaps",
+        "top_left_with_cache": causal_mask(N_NEW, N_CACHED + N_NEW),
+        "inverted_mask": ~KV_CACHE_MASK,
     },
 )
 
 
 # the exercises in the order of the notebook's check cells
 EXERCISES = (
-    NOWEIGHTS_SCORES,
-    NOWEIGHTS_ATTENTION,
-    NOWEIGHTS_PREDICT_MIRROR,
-    NOWEIGHTS_FIX_SMOOTHER,
-    NOWEIGHTS_GAUSSIAN_TERM,
+    MASK_PREDICT_FINITE_FILL,
+    MASK_FIX_ATTENTION,
+    MASK_KV_CACHE,
 )

@@ -1,213 +1,203 @@
-"""Checkers for lesson 12, order and positions.
+"""Checkers for lesson 12, attention with no weights, and attention as lookup.
 
-Ids: ``order_by_hand`` (the outputs of "seeds eat birds" from those of "birds eat seeds"),
-``order_positions`` (the sinusoidal table in the half layout: every sine, then every
-cosine), ``order_predict_eat`` (predict whether eat's output changes between the two orders
-once positions are added), ``order_fix_add`` (find the bug: encodings that travel with the
-words), ``order_shift_map`` (the matrix M(k) with PE[p + k] = M(k) PE[p], in the half
-layout). Expected answers come from ``attnlib.core`` and
-``attnlib.positions``.
+Ids: ``noweights_scores`` (X X^T / sqrt(d_model) by hand), ``noweights_attention``
+(write softmax(X X^T / sqrt(d_model)) X), ``noweights_predict_mirror`` (predict which of
+a_01 and a_10 is larger, then check), ``noweights_fix_smoother`` (find the bug in a
+Nadaraya-Watson kernel smoother), ``noweights_gaussian_term`` (which term of a Gaussian
+kernel softmax ignores). Expected answers come from ``attnlib.core``.
 """
 
 import numpy as np
 
 from .. import example as ex
-from ..core import attention
-from ..positions import sinusoidal_positions
+from ..core import attention, qk_scores, scale_scores, softmax
 from ..selfcheck.exercise import Exercise
+from . import widened
 
-X, W_Q, W_K, W_V = ex.X, ex.W_Q, ex.W_K, ex.W_V  # the worked example
-SEB = np.array([2, 1, 0])  # "seeds eat birds": row i is token SEB[i]
+X = ex.X  # (n, d_model) = (3, 4), the worked example's tokens
+D_MODEL = X.shape[1]
 
+# ---- noweights_scores: by hand --------------------------------------------------------------
+S_SELF = qk_scores(X, X)  # (n, n) = X X^T
 
-def _self_attention(X):
-    return attention(X @ W_Q, X @ W_K, X @ W_V)[0]  # (n, d_v)
-
-
-# ---- order_by_hand --------------------------------------------------------------------------
-ORDER_BY_HAND = Exercise(
-    id="order_by_hand",
-    lesson="12_order_and_positions",
+NOWEIGHTS_SCORES = Exercise(
+    id="noweights_scores",
+    lesson="12_attention_without_weights",
     kind="value",
-    answer="output_seb",
+    answer="scores_by_hand",
     hints=[
-        "Shuffling the input rows shuffles the output rows the same way: no new arithmetic.",
-        "Row 0 of the new output belongs to seeds, so it is seeds' row of the old output.",
+        "Entry [i, j] is token i's vector dotted with token j's, then divided by sqrt(4).",
+        "birds . birds = 1 + 0 + 4 + 0 = 5, and sqrt(4) = 2: divide every dot product by that.",
     ],
     solution=lambda: (
-        "output_seb = [\n"
-        + "".join(f"    [{a:.2f}, {b:.2f}],\n" for a, b in _self_attention(X[SEB]))
-        + "]  # seeds, eat, birds: the old rows in the new order"
+        "scores_by_hand = [\n"
+        + "".join(
+            f"    [{', '.join(f'{v:g}' for v in row)}],\n" for row in scale_scores(S_SELF, D_MODEL)
+        )
+        + "]  # X X^T / sqrt(4): the dot products, halved"
     ),
-    expected=_self_attention(X[SEB]),
-    mistakes={"rows_out_of_order": _self_attention(X)},
+    expected=scale_scores(S_SELF, D_MODEL),
+    mistakes={
+        "unscaled": S_SELF,
+        "divided_by_d_k": S_SELF / D_MODEL,
+        "counted_tokens": scale_scores(S_SELF, X.shape[0]),
+    },
     decimals=2,
-    name="the output",
+    name="the scores",
 )
 
 
-# ---- order_positions: the encodings in the half layout (sines first, then cosines) ---------
-def _angles(n, d_model, exponent=2):
-    p = np.arange(n)[:, None]  # (n, 1)
-    i = np.arange(d_model // 2)[None, :]  # (1, d_model / 2)
-    return p * 10000.0 ** (-exponent * i / d_model)  # (n, d_model / 2): p w_i
+# ---- noweights_attention: write the function ------------------------------------------------
+def _no_weights(X, divide_by=None, axis=-1):
+    d_model = X.shape[-1]
+    S = X @ X.T / np.sqrt(d_model if divide_by is None else divide_by(X))
+    return softmax(S, axis=axis) @ X
 
 
-def positions_halves(n, d_model, swap=False, exponent=2):
-    """The sinusoidal table with pair i in columns i (sin) and i + d_model / 2 (cos)."""
-    angles = _angles(n, d_model, exponent)
-    first, second = (np.cos, np.sin) if swap else (np.sin, np.cos)
-    return np.concatenate([first(angles), second(angles)], axis=-1)  # (n, d_model)
+_rng = np.random.default_rng(131)
+NOWEIGHTS_CASES = [
+    (_rng.normal(size=(3, 4)),),  # n = 3, d_model = 4
+    (X,),  # the worked example
+    (_rng.normal(size=(5, 2)),),  # more tokens than columns
+    (_rng.normal(size=(2, 6)),),
+]
 
-
-ORDER_POSITIONS = Exercise(
-    id="order_positions",
-    lesson="12_order_and_positions",
+NOWEIGHTS_ATTENTION = Exercise(
+    id="noweights_attention",
+    lesson="12_attention_without_weights",
     kind="function",
-    answer="positions_halves",
+    answer="attention_no_weights",
     hints=[
-        "Build the positions as a column, shape (n, 1), and the frequencies as a row, one per "
-        "pair of columns, so p * w has shape (n, d_model / 2): one angle per position and pair.",
-        "The lesson's table puts pair i in columns 2i and 2i + 1; this one puts the sine in "
-        "column i and the cosine in column i + d_model / 2: all the sines first, as one block.",
-        "np.concatenate joins two arrays along an axis: which two (n, d_model / 2) tables, in "
-        "which order, along which axis?",
+        "Queries, keys and values are all X: the scores are X @ X.T, shape (n, n).",
+        "Divide by sqrt(d_model) = sqrt(X.shape[1]), softmax each row, then multiply by X.",
     ],
-    solution="def positions_halves(n, d_model):\n"
-    "    p = np.arange(n)[:, None]  # (n, 1)\n"
-    "    w = 10000.0 ** (-2 * np.arange(d_model // 2) / d_model)  # (d_model / 2,)\n"
-    "    return np.concatenate([np.sin(p * w), np.cos(p * w)], axis=-1)  # (n, d_model)",
-    cases=[(3, 4), (6, 8), (5, 2), (4, 6)],
-    reference=positions_halves,
+    solution="def attention_no_weights(X):\n"
+    "    d_model = X.shape[1]\n"
+    "    A = softmax_rows(X @ X.T / np.sqrt(d_model))  # (n, n)\n"
+    "    return A @ X  # (n, d_model)",
+    # the last case has a row whose scores spread past 709 (see widened)
+    cases=[*NOWEIGHTS_CASES, widened(NOWEIGHTS_CASES[2], 0, 15)],
+    reference=lambda X: attention(X, X, X)[0],
     mistakes=[
-        ("pe_interleaved", sinusoidal_positions),
-        ("sin_cos_swapped", lambda n, d_model: positions_halves(n, d_model, swap=True)),
-        ("pe_exponent", lambda n, d_model: positions_halves(n, d_model, exponent=1)),
+        ("unscaled", lambda X: _no_weights(X, divide_by=lambda X: 1.0)),
+        ("divided_by_d_k", lambda X: _no_weights(X, divide_by=lambda X: X.shape[1] ** 2)),
+        ("counted_tokens", lambda X: _no_weights(X, divide_by=lambda X: X.shape[0])),
+        ("wrong_axis", lambda X: _no_weights(X, axis=0)),
     ],
-    arg_names=("n", "d_model"),
+    arg_names=("X",),
 )
 
 
-# ---- order_predict_eat ----------------------------------------------------------------------
-ORDER_PREDICT_EAT = Exercise(
-    id="order_predict_eat",
-    lesson="12_order_and_positions",
+# ---- noweights_predict_mirror: predict, then check ------------------------------------------
+X_MIRROR = np.array([[2.0, 0.0], [1.0, 1.0], [0.0, 1.0]])  # three tokens, d_model = 2
+A_MIRROR = attention(X_MIRROR, X_MIRROR, X_MIRROR)[1]
+MIRROR_OPTIONS = ("a_01", "a_10", "equal")
+
+NOWEIGHTS_PREDICT_MIRROR = Exercise(
+    id="noweights_predict_mirror",
+    lesson="12_attention_without_weights",
     kind="choice",
     answer="prediction",
     hints=[
-        "eat keeps place 1 and its own encoding. What else goes into eat's output?",
-        "eat's output blends every token's value; birds and seeds swap places, so they carry "
-        "each other's encodings in the two sentences.",
+        "The scores are symmetric, s_01 = s_10. What does softmax divide row 0 and row 1 by?",
+        "The two weights share their numerator, exp(s_01) = exp(s_10), and each is divided "
+        "by its own row's sum Z: the row with the smaller sum gives the larger weight. "
+        "Token 0 is the longest vector, so its own score is the largest in the table; work "
+        "out Z_0 and Z_1 to see which sum is larger.",
     ],
-    solution="prediction = 'different'  # birds and seeds change places, and eat blends them",
-    expected="different",
-    options=("same", "different"),
-    mistakes={"same": "own_position_only"},
+    solution=lambda: (
+        f"prediction = '{MIRROR_OPTIONS[int(A_MIRROR[1, 0] > A_MIRROR[0, 1])]}'  "
+        f"# a_01 = {A_MIRROR[0, 1]:.3f}, a_10 = {A_MIRROR[1, 0]:.3f}: row 0's sum is larger"
+    ),
+    expected=MIRROR_OPTIONS[int(A_MIRROR[1, 0] > A_MIRROR[0, 1])],
+    options=MIRROR_OPTIONS,
+    mistakes={
+        MIRROR_OPTIONS[int(A_MIRROR[1, 0] < A_MIRROR[0, 1])]: "row_sums_differ",
+        "equal": "row_sums_differ",
+    },
 )
 
 
-# ---- order_fix_add: find the bug ------------------------------------------------------------
-def add_positions(X, sentence):
-    """The input rows of a sentence (word indices into X) with each place's encoding added."""
-    X_sentence = X[sentence]  # (n, d_model): row p is the word in place p
-    return X_sentence + sinusoidal_positions(*X_sentence.shape)  # row p gets PE[p]
+# ---- noweights_fix_smoother: find the bug ---------------------------------------------------
+def kernel_smoother(x_query, x_data, y_data, sigma):
+    """Nadaraya-Watson with a Gaussian kernel: a softmax over the data points per query."""
+    scores = -((x_query[:, None] - x_data[None, :]) ** 2) / (2 * sigma**2)  # (n_q, n_k)
+    return softmax(scores) @ y_data  # (n_q,)
 
 
-def _positions_follow_words(X, sentence):
-    PE = sinusoidal_positions(*X.shape)  # one encoding per word of X
-    return (X + PE)[sentence]  # the encodings move with the words
+def _smoother_columns(x_query, x_data, y_data, sigma):
+    scores = -((x_query[:, None] - x_data[None, :]) ** 2) / (2 * sigma**2)
+    return softmax(scores, axis=0) @ y_data  # normalised over the queries
 
 
-_rng = np.random.default_rng(141)
-ADD_CASES = [
-    (X, SEB),  # the worked example, "seeds eat birds"
-    (_rng.normal(size=(5, 4)), np.array([3, 0, 4, 1, 2])),  # 5 words, d_model = 4
-    (_rng.normal(size=(4, 6)), np.array([1, 0, 3, 2])),
+def _smoother_unnormalised(x_query, x_data, y_data, sigma):
+    scores = -((x_query[:, None] - x_data[None, :]) ** 2) / (2 * sigma**2)
+    return np.exp(scores) @ y_data  # kernel values, never divided by their sum
+
+
+_rng = np.random.default_rng(132)
+SMOOTHER_CASES = [
+    # n_q = 7 queries, n_k = 5 data points
+    (np.linspace(0, 4, 7), np.sort(_rng.uniform(0, 4, 5)), _rng.normal(size=5), 0.8),
+    (np.linspace(-1, 1, 3), np.linspace(-1, 1, 6), np.arange(6.0), 0.5),
+    (np.array([0.3, 2.0]), np.sort(_rng.uniform(0, 3, 9)), _rng.normal(size=9), 1.5),
 ]
 
-ORDER_FIX_ADD = Exercise(
-    id="order_fix_add",
-    lesson="12_order_and_positions",
+NOWEIGHTS_FIX_SMOOTHER = Exercise(
+    id="noweights_fix_smoother",
+    lesson="12_attention_without_weights",
     kind="function",
-    answer="add_positions",
+    answer="kernel_smoother",
     hints=[
-        "Run both sentences through the broken function: are the outputs per word still "
-        "identical? Then the encodings carry no information about order.",
-        "Reorder the words first, then add PE[p] to the row in place p.",
+        "Each estimate is a weighted average of y_data: which weights must sum to 1?",
+        "One query's weights run over the data points, along the last axis of the "
+        "(n_q, n_k) table, as a row of attention weights does.",
     ],
-    solution="def add_positions(X, sentence):\n"
-    "    X_sentence = X[sentence]  # (n, d_model): row p is the word in place p\n"
-    "    return X_sentence + attnlib.sinusoidal_positions(*X_sentence.shape)",
-    cases=ADD_CASES,
-    reference=add_positions,
-    mistakes=[("positions_follow_words", _positions_follow_words)],
-    arg_names=("X", "sentence"),
+    solution="def kernel_smoother(x_query, x_data, y_data, sigma):\n"
+    "    scores = -((x_query[:, None] - x_data[None, :]) ** 2) / (2 * sigma**2)  # (n_q, n_k)\n"
+    "    weights = softmax_rows(scores)  # each query's weights sum to 1\n"
+    "    return weights @ y_data  # (n_q,)",
+    # the last case has a row whose scores spread past 709 (see widened)
+    cases=[*SMOOTHER_CASES, widened(SMOOTHER_CASES[0], 3, 0.02)],
+    reference=kernel_smoother,
+    mistakes=[
+        ("wrong_axis", _smoother_columns),
+        ("not_normalised", _smoother_unnormalised),
+        ("overflow", None),  # np.exp without the row max: every kernel value underflows to 0
+    ],
+    arg_names=("x_query", "x_data", "y_data", "sigma"),
 )
 
 
-# ---- order_shift_map: transfer, the shift as a matrix in the half layout --------------------
-def shift_map(k, d_model):
-    """M(k), block-diagonal, with PE[p + k] = M(k) @ PE[p] (the lesson's interleaved layout)."""
-    M = np.zeros((d_model, d_model))
-    for i in range(d_model // 2):
-        angle = k * 10000.0 ** (-2 * i / d_model)
-        c, s = np.cos(angle), np.sin(angle)
-        M[2 * i : 2 * i + 2, 2 * i : 2 * i + 2] = [[c, s], [-s, c]]
-    return M
+# ---- noweights_gaussian_term: which term can softmax drop? ----------------------------------
+GAUSSIAN_OPTIONS = ("x_squared", "x_j_squared", "cross_term", "none")
 
-
-def shift_map_halves(k, d_model, exponent=2):
-    """M(k) with positions_halves(...)[p + k] = M(k) @ positions_halves(...)[p] for every p."""
-    h = d_model // 2
-    M = np.zeros((d_model, d_model))
-    for i in range(h):
-        angle = k * 10000.0 ** (-exponent * i / d_model)
-        c, s = np.cos(angle), np.sin(angle)
-        M[i, i], M[i, i + h] = c, s  # sin((p + k) w) = sin(p w) cos(k w) + cos(p w) sin(k w)
-        M[i + h, i], M[i + h, i + h] = -s, c  # cos((p + k) w) = cos cos - sin sin
-    return M
-
-
-ORDER_SHIFT_MAP = Exercise(
-    id="order_shift_map",
-    lesson="12_order_and_positions",
-    kind="function",
-    answer="shift_map_halves",
+NOWEIGHTS_GAUSSIAN_TERM = Exercise(
+    id="noweights_gaussian_term",
+    lesson="12_attention_without_weights",
+    kind="choice",
+    answer="droppable",
     hints=[
-        "sin((p + k) w) = sin(p w) cos(k w) + cos(p w) sin(k w), and "
-        "cos((p + k) w) = cos(p w) cos(k w) - sin(p w) sin(k w): each new entry of a pair is "
-        "made from the pair's two old entries.",
-        "In the half layout pair i sits in columns i (sine) and i + d_model / 2 (cosine), so "
-        "its 2 x 2 rotation is spread over rows and columns i and i + d_model / 2, not over "
-        "two neighbours.",
-        "Test it: M(k) @ PE[p] must equal PE[p + k] for several p, with your positions_halves "
-        "of exercise 2 (or PE[:-k] @ M.T against PE[k:] for all of them at once).",
+        "Expand -(x - x_j)^2 / (2 sigma^2) into three terms. Which of them is the same for "
+        "every data point x_j in one query's row?",
+        "Softmax ignores a number added to every score of a row (lesson 05).",
     ],
-    solution="def shift_map_halves(k, d_model):\n"
-    "    h = d_model // 2\n"
-    "    M = np.zeros((d_model, d_model))\n"
-    "    for i in range(h):\n"
-    "        angle = k * 10000.0 ** (-2 * i / d_model)  # k w_i\n"
-    "        c, s = np.cos(angle), np.sin(angle)\n"
-    "        M[i, i], M[i, i + h] = c, s  # the sine's row\n"
-    "        M[i + h, i], M[i + h, i + h] = -s, c  # the cosine's row\n"
-    "    return M",
-    cases=[(1, 4), (3, 6), (5, 2), (2, 8)],
-    reference=shift_map_halves,
-    mistakes=[
-        ("pe_interleaved", shift_map),
-        ("rotation_transposed", lambda k, d_model: shift_map_halves(k, d_model).T),
-        ("pe_exponent", lambda k, d_model: shift_map_halves(k, d_model, exponent=1)),
-    ],
-    arg_names=("k", "d_model"),
+    solution="droppable = 'x_squared'  # -x^2 / (2 sigma^2) is shared by the whole row",
+    expected="x_squared",
+    options=GAUSSIAN_OPTIONS,
+    mistakes={
+        "x_j_squared": "dropped_key_term",
+        "cross_term": "dropped_key_term",
+        "none": "score_gaps",
+    },
 )
 
 
 # the exercises in the order of the notebook's check cells
 EXERCISES = (
-    ORDER_BY_HAND,
-    ORDER_POSITIONS,
-    ORDER_PREDICT_EAT,
-    ORDER_FIX_ADD,
-    ORDER_SHIFT_MAP,
+    NOWEIGHTS_SCORES,
+    NOWEIGHTS_ATTENTION,
+    NOWEIGHTS_PREDICT_MIRROR,
+    NOWEIGHTS_FIX_SMOOTHER,
+    NOWEIGHTS_GAUSSIAN_TERM,
 )

@@ -1,148 +1,213 @@
-"""Checkers for lesson 13, rotary positions.
+"""Checkers for lesson 13, order and positions.
 
-Ids: ``rope_by_hand`` (birds' query turned to place 2 and its score with seeds' key at
-place 0), ``rope_rotate`` (write the interleaved rotation), ``rope_predict_swap`` (does
-swapping the places of a query and a key keep the score?), ``rope_fix_halves`` (find the
-bug: the half layout with angles laid out for the interleaved one), ``alibi_bias`` (the
-ALiBi bias for cached keys, a transfer). Expected answers come from ``attnlib.rotary``
-and ``attnlib.masks``; the mistakes are written out here.
+Ids: ``order_by_hand`` (the outputs of "seeds eat birds" from those of "birds eat seeds"),
+``order_positions`` (the sinusoidal table in the half layout: every sine, then every
+cosine), ``order_predict_eat`` (predict whether eat's output changes between the two orders
+once positions are added), ``order_fix_add`` (find the bug: encodings that travel with the
+words), ``order_shift_map`` (the matrix M(k) with PE[p + k] = M(k) PE[p], in the half
+layout). Expected answers come from ``attnlib.core`` and
+``attnlib.positions``.
 """
 
 import numpy as np
 
 from .. import example as ex
-from ..rotary import apply_rotary
+from ..core import attention
+from ..positions import sinusoidal_positions
 from ..selfcheck.exercise import Exercise
 
-LESSON = "13_rotary_positions"
+X, W_Q, W_K, W_V = ex.X, ex.W_Q, ex.W_K, ex.W_V  # the worked example
+SEB = np.array([2, 1, 0])  # "seeds eat birds": row i is token SEB[i]
 
 
-def _turn(x, angle):
-    """One pair (x_1, x_2) turned counterclockwise by ``angle``."""
-    c, s = np.cos(angle), np.sin(angle)
-    return np.array([x[0] * c - x[1] * s, x[0] * s + x[1] * c])
+def _self_attention(X):
+    return attention(X @ W_Q, X @ W_K, X @ W_V)[0]  # (n, d_v)
 
 
-# ---- rope_by_hand: "seeds eat birds", birds' query at place 2, seeds' key at place 0 --------
-Q_BIRDS, K_SEEDS = ex.Q[0], ex.K[2]  # (1, 4) and (2, 1)
-P_BIRDS, R_SEEDS = 2, 0  # places in "seeds eat birds"; d_k = 2, so theta_0 = 1
-_q_turned = apply_rotary(Q_BIRDS[None], [P_BIRDS])[0]
-_k_turned = apply_rotary(K_SEEDS[None], [R_SEEDS])[0]  # place 0: not turned
-_q_clockwise = _turn(Q_BIRDS, -P_BIRDS)
-
-ROPE_BY_HAND = Exercise(
-    id="rope_by_hand",
-    lesson=LESSON,
-    kind="tuple",
-    answer="(q_birds, score)",
+# ---- order_by_hand --------------------------------------------------------------------------
+ORDER_BY_HAND = Exercise(
+    id="order_by_hand",
+    lesson="13_order_and_positions",
+    kind="value",
+    answer="output_seb",
     hints=[
-        "d_k = 2: one pair, theta_0 = 1, so birds' query at place 2 turns by 2 radians and "
-        "seeds' key at place 0 does not turn.",
-        "cos 2 = -0.416 and sin 2 = 0.909; the turned query is "
-        "(1 cos 2 - 4 sin 2, 1 sin 2 + 4 cos 2).",
-        "score = the turned query . (2, 1).",
+        "Shuffling the input rows shuffles the output rows the same way: no new arithmetic.",
+        "Row 0 of the new output belongs to seeds, so it is seeds' row of the old output.",
     ],
     solution=lambda: (
-        f"q_birds = ({_q_turned[0]:.3f}, {_q_turned[1]:.3f})"
-        "  # (1 cos 2 - 4 sin 2, 1 sin 2 + 4 cos 2)\n"
-        f"score = {float(_q_turned @ _k_turned):.3f}  # q_birds . (2, 1): seeds' key is at place 0"
+        "output_seb = [\n"
+        + "".join(f"    [{a:.2f}, {b:.2f}],\n" for a, b in _self_attention(X[SEB]))
+        + "]  # seeds, eat, birds: the old rows in the new order"
     ),
-    expected=(_q_turned, float(_q_turned @ _k_turned)),
-    mistakes={
-        0: {"rope_clockwise": _q_clockwise, "rope_not_rotated": Q_BIRDS},
-        1: {
-            "rope_clockwise": float(_q_clockwise @ K_SEEDS),
-            "rope_not_rotated": float(Q_BIRDS @ K_SEEDS),
-        },
-    },
+    expected=_self_attention(X[SEB]),
+    mistakes={"rows_out_of_order": _self_attention(X)},
     decimals=2,
-    names=("q_birds", "score"),
+    name="the output",
 )
 
 
-# ---- rope_rotate: write the interleaved rotation -------------------------------------------
-def _rotate(X, positions, base=10000.0, exponent=2, direction=1, layout="interleaved"):
-    """The rotation with switches that make each mistake."""
-    X = np.asarray(X, dtype=np.float64)
-    d = X.shape[-1]
-    theta = base ** (-exponent * np.arange(d // 2) / d)  # (d / 2,)
-    angles = direction * np.asarray(positions, dtype=np.float64)[:, None] * theta  # (n, d / 2)
-    cos, sin = np.cos(angles), np.sin(angles)
-    if layout == "interleaved":
-        columns_a, columns_b = slice(0, None, 2), slice(1, None, 2)
-    else:
-        columns_a, columns_b = slice(0, d // 2), slice(d // 2, None)
-    a, b = X[..., columns_a], X[..., columns_b]
-    Y = np.empty_like(X)
-    Y[..., columns_a], Y[..., columns_b] = a * cos - b * sin, a * sin + b * cos
-    return Y
+# ---- order_positions: the encodings in the half layout (sines first, then cosines) ---------
+def _angles(n, d_model, exponent=2):
+    p = np.arange(n)[:, None]  # (n, 1)
+    i = np.arange(d_model // 2)[None, :]  # (1, d_model / 2)
+    return p * 10000.0 ** (-exponent * i / d_model)  # (n, d_model / 2): p w_i
 
 
-def rotate(X, positions):
-    """Row j of X turned by places[j] theta_i in each pair of neighbouring columns."""
-    return apply_rotary(X, positions)
+def positions_halves(n, d_model, swap=False, exponent=2):
+    """The sinusoidal table with pair i in columns i (sin) and i + d_model / 2 (cos)."""
+    angles = _angles(n, d_model, exponent)
+    first, second = (np.cos, np.sin) if swap else (np.sin, np.cos)
+    return np.concatenate([first(angles), second(angles)], axis=-1)  # (n, d_model)
 
 
-_rng = np.random.default_rng(200)
-ROTATE_CASES = [
-    (ex.K, np.array([0, 1, 2])),  # the worked example's keys: one pair
-    (_rng.normal(size=(5, 6)), np.array([4, 0, 9, 1, 30])),  # n = 5, d = 6
-    (_rng.normal(size=(2, 8)), np.array([100.0, 7.5])),  # places need not be whole
-    (_rng.normal(size=(4, 4)), np.array([3, 3, 0, 1])),
-]
-
-ROPE_ROTATE = Exercise(
-    id="rope_rotate",
-    lesson=LESSON,
+ORDER_POSITIONS = Exercise(
+    id="order_positions",
+    lesson="13_order_and_positions",
     kind="function",
-    answer="rotate",
+    answer="positions_halves",
     hints=[
-        "One angle per row and pair: the places as a column (n, 1) times theta_i as a row "
-        "(d / 2,) gives an (n, d / 2) table of angles.",
-        "theta_i = 10000 ** (-2 i / d); the pairs are the columns X[:, 0::2] and X[:, 1::2].",
-        "Turn each pair: a cos - b sin goes to the even columns, a sin + b cos to the odd ones.",
+        "Build the positions as a column, shape (n, 1), and the frequencies as a row, one per "
+        "pair of columns, so p * w has shape (n, d_model / 2): one angle per position and pair.",
+        "The lesson's table puts pair i in columns 2i and 2i + 1; this one puts the sine in "
+        "column i and the cosine in column i + d_model / 2: all the sines first, as one block.",
+        "np.concatenate joins two arrays along an axis: which two (n, d_model / 2) tables, in "
+        "which order, along which axis?",
     ],
-    solution="def rotate(X, positions):\n"
-    "    d = X.shape[-1]\n"
-    "    theta = 10000.0 ** (-2 * np.arange(d // 2) / d)  # (d / 2,)\n"
-    "    angles = np.asarray(positions)[:, None] * theta  # (n, d / 2)\n"
-    "    cos, sin = np.cos(angles), np.sin(angles)\n"
-    "    a, b = X[:, 0::2], X[:, 1::2]  # (n, d / 2): columns 2i and 2i + 1\n"
-    "    Y = np.empty(X.shape)\n"
-    "    Y[:, 0::2], Y[:, 1::2] = a * cos - b * sin, a * sin + b * cos\n"
-    "    return Y",
-    cases=ROTATE_CASES,
-    reference=rotate,
+    solution="def positions_halves(n, d_model):\n"
+    "    p = np.arange(n)[:, None]  # (n, 1)\n"
+    "    w = 10000.0 ** (-2 * np.arange(d_model // 2) / d_model)  # (d_model / 2,)\n"
+    "    return np.concatenate([np.sin(p * w), np.cos(p * w)], axis=-1)  # (n, d_model)",
+    cases=[(3, 4), (6, 8), (5, 2), (4, 6)],
+    reference=positions_halves,
     mistakes=[
-        ("rope_clockwise", lambda X, positions: _rotate(X, positions, direction=-1)),
-        ("rope_exponent", lambda X, positions: _rotate(X, positions, exponent=1)),
-        ("rope_pairs_halves", lambda X, positions: _rotate(X, positions, layout="half")),
+        ("pe_interleaved", sinusoidal_positions),
+        ("sin_cos_swapped", lambda n, d_model: positions_halves(n, d_model, swap=True)),
+        ("pe_exponent", lambda n, d_model: positions_halves(n, d_model, exponent=1)),
     ],
-    arg_names=("X", "positions"),
+    arg_names=("n", "d_model"),
 )
 
 
-# ---- rope_predict_swap: birds' query one place after eat's key instead of one before -------
-ROPE_PREDICT_SWAP = Exercise(
-    id="rope_predict_swap",
-    lesson=LESSON,
+# ---- order_predict_eat ----------------------------------------------------------------------
+ORDER_PREDICT_EAT = Exercise(
+    id="order_predict_eat",
+    lesson="13_order_and_positions",
     kind="choice",
     answer="prediction",
     hints=[
-        "The score is q^T R((r - p) theta) k: what changes when p - r goes from -1 to +1?",
-        "R(1) and R(-1) differ in the sign of sin 1. Does the sine term of birds and eat "
-        "vanish? It holds q_1 k_2 - q_2 k_1 = 1 x 2 - 4 x 1.",
+        "eat keeps place 1 and its own encoding. What else goes into eat's output?",
+        "eat's output blends every token's value; birds and seeds swap places, so they carry "
+        "each other's encodings in the two sentences.",
     ],
-    solution="prediction = 'different'  # the sin term q_1 k_2 - q_2 k_1 = -2 changes sign",
+    solution="prediction = 'different'  # birds and seeds change places, and eat blends them",
     expected="different",
     options=("same", "different"),
-    mistakes={"same": "rope_offset_unsigned"},
+    mistakes={"same": "own_position_only"},
+)
+
+
+# ---- order_fix_add: find the bug ------------------------------------------------------------
+def add_positions(X, sentence):
+    """The input rows of a sentence (word indices into X) with each place's encoding added."""
+    X_sentence = X[sentence]  # (n, d_model): row p is the word in place p
+    return X_sentence + sinusoidal_positions(*X_sentence.shape)  # row p gets PE[p]
+
+
+def _positions_follow_words(X, sentence):
+    PE = sinusoidal_positions(*X.shape)  # one encoding per word of X
+    return (X + PE)[sentence]  # the encodings move with the words
+
+
+_rng = np.random.default_rng(141)
+ADD_CASES = [
+    (X, SEB),  # the worked example, "seeds eat birds"
+    (_rng.normal(size=(5, 4)), np.array([3, 0, 4, 1, 2])),  # 5 words, d_model = 4
+    (_rng.normal(size=(4, 6)), np.array([1, 0, 3, 2])),
+]
+
+ORDER_FIX_ADD = Exercise(
+    id="order_fix_add",
+    lesson="13_order_and_positions",
+    kind="function",
+    answer="add_positions",
+    hints=[
+        "Run both sentences through the broken function: are the outputs per word still "
+        "identical? Then the encodings carry no information about order.",
+        "Reorder the words first, then add PE[p] to the row in place p.",
+    ],
+    solution="def add_positions(X, sentence):\n"
+    "    X_sentence = X[sentence]  # (n, d_model): row p is the word in place p\n"
+    "    return X_sentence + attnlib.sinusoidal_positions(*X_sentence.shape)",
+    cases=ADD_CASES,
+    reference=add_positions,
+    mistakes=[("positions_follow_words", _positions_follow_words)],
+    arg_names=("X", "sentence"),
+)
+
+
+# ---- order_shift_map: transfer, the shift as a matrix in the half layout --------------------
+def shift_map(k, d_model):
+    """M(k), block-diagonal, with PE[p + k] = M(k) @ PE[p] (the lesson's interleaved layout)."""
+    M = np.zeros((d_model, d_model))
+    for i in range(d_model // 2):
+        angle = k * 10000.0 ** (-2 * i / d_model)
+        c, s = np.cos(angle), np.sin(angle)
+        M[2 * i : 2 * i + 2, 2 * i : 2 * i + 2] = [[c, s], [-s, c]]
+    return M
+
+
+def shift_map_halves(k, d_model, exponent=2):
+    """M(k) with positions_halves(...)[p + k] = M(k) @ positions_halves(...)[p] for every p."""
+    h = d_model // 2
+    M = np.zeros((d_model, d_model))
+    for i in range(h):
+        angle = k * 10000.0 ** (-exponent * i / d_model)
+        c, s = np.cos(angle), np.sin(angle)
+        M[i, i], M[i, i + h] = c, s  # sin((p + k) w) = sin(p w) cos(k w) + cos(p w) sin(k w)
+        M[i + h, i], M[i + h, i + h] = -s, c  # cos((p + k) w) = cos cos - sin sin
+    return M
+
+
+ORDER_SHIFT_MAP = Exercise(
+    id="order_shift_map",
+    lesson="13_order_and_positions",
+    kind="function",
+    answer="shift_map_halves",
+    hints=[
+        "sin((p + k) w) = sin(p w) cos(k w) + cos(p w) sin(k w), and "
+        "cos((p + k) w) = cos(p w) cos(k w) - sin(p w) sin(k w): each new entry of a pair is "
+        "made from the pair's two old entries.",
+        "In the half layout pair i sits in columns i (sine) and i + d_model / 2 (cosine), so "
+        "its 2 x 2 rotation is spread over rows and columns i and i + d_model / 2, not over "
+        "two neighbours.",
+        "Test it: M(k) @ PE[p] must equal PE[p + k] for several p, with your positions_halves "
+        "of exercise 2 (or PE[:-k] @ M.T against PE[k:] for all of them at once).",
+    ],
+    solution="def shift_map_halves(k, d_model):\n"
+    "    h = d_model // 2\n"
+    "    M = np.zeros((d_model, d_model))\n"
+    "    for i in range(h):\n"
+    "        angle = k * 10000.0 ** (-2 * i / d_model)  # k w_i\n"
+    "        c, s = np.cos(angle), np.sin(angle)\n"
+    "        M[i, i], M[i, i + h] = c, s  # the sine's row\n"
+    "        M[i + h, i], M[i + h, i + h] = -s, c  # the cosine's row\n"
+    "    return M",
+    cases=[(1, 4), (3, 6), (5, 2), (2, 8)],
+    reference=shift_map_halves,
+    mistakes=[
+        ("pe_interleaved", shift_map),
+        ("rotation_transposed", lambda k, d_model: shift_map_halves(k, d_model).T),
+        ("pe_exponent", lambda k, d_model: shift_map_halves(k, d_model, exponent=1)),
+    ],
+    arg_names=("k", "d_model"),
 )
 
 
 # the exercises in the order of the notebook's check cells
 EXERCISES = (
-    ROPE_BY_HAND,
-    ROPE_ROTATE,
-    ROPE_PREDICT_SWAP,
+    ORDER_BY_HAND,
+    ORDER_POSITIONS,
+    ORDER_PREDICT_EAT,
+    ORDER_FIX_ADD,
+    ORDER_SHIFT_MAP,
 )

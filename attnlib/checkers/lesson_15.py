@@ -1,215 +1,150 @@
-"""Checkers for lesson 15, attention inside a transformer block.
+"""Checkers for lesson 15, rotary in practice: layouts, long context and ALiBi.
 
-Ids: ``ln_by_hand`` (layer norm of one row by hand), ``ln_function`` (write layer_norm),
-``ln_predict_scale`` (predict then check: X ten times larger), ``block_fix_residual``
-(find the bug: the residual adds LN(X) instead of X), ``params_gpt2_medium`` (transfer:
-count a wider block's parameters). Expected answers come from ``attnlib.block``.
+Ids: ``rope_fix_halves`` (find the bug: the half layout with angles laid out for the
+interleaved one), ``alibi_slopes_by_hand`` (by hand: the slopes of heads 0 and 7 of 8),
+``alibi_bias`` (the ALiBi bias for cached keys, a transfer). Expected answers come from
+``attnlib.rotary`` and ``attnlib.masks``; the mistakes are written out here.
 """
 
 import numpy as np
 
-from ..block import init_block, layer_norm, mlp, transformer_block
-from ..heads import multi_head_attention
+from ..masks import causal_mask
+from ..rotary import apply_rotary
 from ..selfcheck.exercise import Exercise
-from . import widened
+from .lesson_14 import _rotate  # the rotation with switches that make each mistake
 
-# ---- ln_by_hand -------------------------------------------------------------------------------
-ROW = np.array([1.0, 5.0, 3.0, 3.0])
-
-
-def _ln_unbiased(X, gamma=1.0, beta=0.0, eps=0.0):
-    centred = X - X.mean(axis=-1, keepdims=True)
-    return gamma * centred / np.sqrt(X.var(axis=-1, ddof=1, keepdims=True) + eps) + beta
+LESSON = "15_rotary_in_practice"
 
 
-def _ln_not_centred(X, gamma=1.0, beta=0.0, eps=0.0):
-    return gamma * X / np.sqrt(X.var(axis=-1, keepdims=True) + eps) + beta
+_rng = np.random.default_rng(201)  # the cases of this lesson's exercises
 
 
-LN_BY_HAND = Exercise(
-    id="ln_by_hand",
-    lesson="15_transformer_block",
-    kind="value",
-    answer="x_hat",
-    hints=[
-        "First the mean of the row, then the mean of the squared distances from it.",
-        "The mean is 3 and the variance (4 + 4 + 0 + 0) / 4 = 2: divide each distance by sqrt(2).",
-    ],
-    solution="x_hat = [-2 / np.sqrt(2), 2 / np.sqrt(2), 0, 0]  # mean 3, variance 2",
-    expected=layer_norm(ROW, eps=0),
-    mistakes={"ln_unbiased": _ln_unbiased(ROW), "ln_not_centred": _ln_not_centred(ROW)},
-    decimals=3,
-    name="x_hat",
-)
+# ---- rope_fix_halves: find the bug -------------------------------------------------------
+def rotate_halves(X, positions):
+    """The half layout: column i turns with column i + d / 2 by places[j] theta_i."""
+    return apply_rotary(X, positions, layout="half")
 
 
-# ---- ln_function: write layer_norm ------------------------------------------------------------
-def _ln_columns(X, gamma, beta):
-    centred = X - X.mean(axis=0, keepdims=True)
-    return gamma * centred / np.sqrt(X.var(axis=0, keepdims=True) + 1e-5) + beta
+def _rotate_halves_mixed(X, positions):
+    d = X.shape[-1]
+    theta = 10000.0 ** (-2 * np.arange(d // 2) / d)
+    angles = np.asarray(positions, dtype=np.float64)[:, None] * theta  # (n, d / 2)
+    cos = np.repeat(np.cos(angles), 2, axis=-1)  # the bug: c0 c0 c1 c1 ..., interleaved order
+    sin = np.repeat(np.sin(angles), 2, axis=-1)
+    x1, x2 = X[:, : d // 2], X[:, d // 2 :]
+    return X * cos + np.concatenate([-x2, x1], axis=-1) * sin
 
 
-_rng = np.random.default_rng(15)
-LN_CASES = [
-    # small spreads, where eps matters: n = 3 tokens, d_model = 4
-    (_rng.normal(size=(3, 4)) * 0.3, _rng.normal(size=4), _rng.normal(size=4)),
-    (_rng.normal(size=(5, 6)) * 2 + 1, np.ones(6), np.zeros(6)),  # n = 5, d_model = 6
-    (
-        np.array([[1.0, 0.0, 2.0, 0.0], [0.0, 2.0, 0.0, 1.0], [1.0, 1.0, 0.0, 1.0]]),
-        np.ones(4),
-        np.zeros(4),
-    ),
+HALVES_CASES = [
+    (_rng.normal(size=(3, 4)), np.array([0, 1, 2])),
+    (_rng.normal(size=(5, 8)), np.array([7, 2, 0, 11, 3])),
+    (_rng.normal(size=(2, 6)), np.array([40, 1])),
 ]
 
-
-LN_FUNCTION = Exercise(
-    id="ln_function",
-    lesson="15_transformer_block",
+ROPE_FIX_HALVES = Exercise(
+    id="rope_fix_halves",
+    lesson=LESSON,
     kind="function",
-    answer="layer_norm",
+    answer="rotate_halves",
     hints=[
-        "Work along the last axis with keepdims=True, so the mean and variance stay columns.",
-        "Subtract the row's mean, divide by the square root of (variance + 1e-5), then "
-        "scale by gamma and shift by beta; the variance is the mean squared distance from "
-        "the mean.",
+        "Print cos for d = 8: which angle meets column 1, and which column is column 1's "
+        "partner in the half layout?",
+        "Column i and column i + d / 2 must turn by the same angle p theta_i, so the "
+        "angles repeat as a block: theta_0 .. theta_3, theta_0 .. theta_3.",
+        "Build the (n, d) tables from the (n, d / 2) ones by putting a copy of the whole "
+        "table beside itself along the last axis, not by repeating each column in place.",
     ],
-    solution="def layer_norm(X, gamma, beta):\n"
-    "    mean = X.mean(axis=-1, keepdims=True)  # (n, 1)\n"
-    "    var = ((X - mean) ** 2).mean(axis=-1, keepdims=True)  # (n, 1)\n"
-    "    return gamma * (X - mean) / np.sqrt(var + 1e-5) + beta  # (n, d_model)",
-    cases=LN_CASES,
-    reference=lambda X, gamma, beta: layer_norm(X, gamma, beta),
+    solution="def rotate_halves(X, positions):\n"
+    "    d = X.shape[-1]\n"
+    "    theta = 10000.0 ** (-2 * np.arange(d // 2) / d)  # (d / 2,)\n"
+    "    angles = np.asarray(positions)[:, None] * theta  # (n, d / 2)\n"
+    "    cos = np.concatenate([np.cos(angles)] * 2, axis=-1)  # (n, d): both halves alike\n"
+    "    sin = np.concatenate([np.sin(angles)] * 2, axis=-1)\n"
+    "    x1, x2 = X[:, : d // 2], X[:, d // 2 :]\n"
+    "    return X * cos + np.concatenate([-x2, x1], axis=-1) * sin",
+    cases=HALVES_CASES,
+    reference=rotate_halves,
     mistakes=[
-        ("ln_unbiased", lambda X, g, b: _ln_unbiased(X, g, b, eps=1e-5)),
-        ("ln_columns", _ln_columns),
-        ("ln_not_centred", lambda X, g, b: _ln_not_centred(X, g, b, eps=1e-5)),
-        ("ln_eps", lambda X, g, b: layer_norm(X, g, b, eps=0)),
+        ("rope_mixed_layout", _rotate_halves_mixed),
+        ("rope_pairs_neighbours", lambda X, positions: _rotate(X, positions)),
     ],
-    arg_names=("X", "gamma", "beta"),
+    arg_names=("X", "positions"),
 )
 
 
-# ---- ln_predict_scale -------------------------------------------------------------------------
-LN_PREDICT_SCALE = Exercise(
-    id="ln_predict_scale",
-    written=(
-        "Why does multiplying every token by 10 have that effect on the attention weights "
-        "inside the block?"
-    ),
-    lesson="15_transformer_block",
-    kind="choice",
-    answer="prediction",
+# ---- alibi_slopes_by_hand: the slopes of the first and the last of 8 heads ----------------
+ALIBI_H = 8
+SLOPES = tuple(2 ** (-8 * (h + 1) / ALIBI_H) for h in (0, ALIBI_H - 1))  # heads from 0
+
+ALIBI_SLOPES_BY_HAND = Exercise(
+    id="alibi_slopes_by_hand",
+    lesson=LESSON,
+    kind="tuple",
+    answer="(slope_0, slope_7)",
     hints=[
-        "What does the first thing in the block, LN_1, do to a row that is 10 times larger?",
-        "Work out LN(10 x): the row's mean and its spread are both multiplied by 10. What "
-        "is left of the factor 10 after the division (eps aside)?",
+        "Heads are counted from 0: head h has the slope 2^(-8 (h + 1) / H) when H is a power "
+        "of 2, as 8 is.",
+        "With H = 8 the exponent is -(h + 1). Put in h = 0, then h = 7.",
     ],
-    solution="prediction = 'unchanged'  # to 3 decimals: LN_1 removes each row's scale but eps",
-    expected="unchanged",
-    options=("unchanged", "sharper", "flatter"),
-    mistakes={"sharper": "ln_scale_invariance", "flatter": "ln_scale_invariance"},
-)
-
-
-# ---- block_fix_residual: repair a transformer block -------------------------------------------
-def _block_variant(mistake):
-    def block(X, W_Q, W_K, W_V, W_O, W_1, b_1, W_2, b_2, n_heads):
-        X_norm = layer_norm(X)
-        attended = multi_head_attention(X_norm, X_norm, W_Q, W_K, W_V, W_O, n_heads)[0]
-        if mistake == "post_norm":
-            H = layer_norm(X + attended)
-            return layer_norm(H + mlp(H, W_1, b_1, W_2, b_2))
-        if mistake == "post_norm, the original layout":  # LN(X + Sublayer(X)), no LN before
-            H = layer_norm(X + multi_head_attention(X, X, W_Q, W_K, W_V, W_O, n_heads)[0])
-            return layer_norm(H + mlp(H, W_1, b_1, W_2, b_2))
-        if mistake == "no_residual":
-            H = attended
-            return mlp(layer_norm(H), W_1, b_1, W_2, b_2)
-        H = X_norm + attended  # residual_from_norm
-        if mistake == "residual_from_norm, as in the broken block":
-            return H + mlp(layer_norm(H), W_1, b_1, W_2, b_2)
-        H_norm = layer_norm(H)  # both residuals from the normalised rows
-        return H_norm + mlp(H_norm, W_1, b_1, W_2, b_2)
-
-    return block
-
-
-def _block_cases():
-    rng = np.random.default_rng(16)
-    cases = []
-    for n, d_model, n_heads, d_ff in [(3, 4, 2, 8), (5, 6, 3, 7)]:
-        weights = [rng.normal(size=(d_model, d_model)) for _ in range(4)]  # W_Q, W_K, W_V, W_O
-        mlp_weights = [
-            rng.normal(size=(d_model, d_ff)),
-            rng.normal(size=d_ff),
-            rng.normal(size=(d_ff, d_model)),
-            rng.normal(size=d_model),
-        ]
-        cases.append((rng.normal(size=(n, d_model)) * 2, *weights, *mlp_weights, n_heads))
-    return cases
-
-
-BLOCK_FIX_RESIDUAL = Exercise(
-    id="block_fix_residual",
-    lesson="15_transformer_block",
-    kind="function",
-    answer="transformer_block",
-    hints=[
-        "Compare the broken block with the two formulas line by line: what is each branch "
-        "added to?",
-        "H = X + attention(LN_1(X)): the residual carries X itself, not its normalised copy.",
-    ],
-    solution="def transformer_block(X, W_Q, W_K, W_V, W_O, W_1, b_1, W_2, b_2, n_heads):\n"
-    "    X_norm = attnlib.layer_norm(X)  # (n, d_model)\n"
-    "    H = X + attnlib.multi_head_attention(X_norm, X_norm, W_Q, W_K, W_V, W_O, n_heads)[0]\n"
-    "    return H + attnlib.mlp(attnlib.layer_norm(H), W_1, b_1, W_2, b_2)  # (n, d_model)",
-    # the last case has a row whose scores spread past 709 (see widened)
-    cases=[*_block_cases(), widened(_block_cases()[1], 1, 60)],
-    reference=lambda X, W_Q, W_K, W_V, W_O, W_1, b_1, W_2, b_2, n_heads: transformer_block(
-        X, W_Q, W_K, W_V, W_O, W_1, b_1, W_2, b_2, n_heads
-    )[0],
-    mistakes=[
-        ("residual_from_norm", _block_variant("residual_from_norm, as in the broken block")),
-        ("residual_from_norm", _block_variant("residual_from_norm")),
-        ("post_norm", _block_variant("post_norm")),
-        ("post_norm", _block_variant("post_norm, the original layout")),
-        ("no_residual", _block_variant("no_residual")),
-    ],
-    arg_names=("X", "W_Q", "W_K", "W_V", "W_O", "W_1", "b_1", "W_2", "b_2", "n_heads"),
-)
-
-
-# ---- params_gpt2_medium: count a wider block ------------------------------------------------
-_MEDIUM = init_block(1024, 4096)  # zeros: the shapes are what counts
-_ATTENTION = sum(_MEDIUM[name].size for name in ("W_Q", "W_K", "W_V", "W_O"))
-_MATRICES = sum(p.size for name, p in _MEDIUM.items() if name.startswith("W_"))
-_ALL = sum(p.size for p in _MEDIUM.values())
-del _MEDIUM
-
-PARAMS_GPT2_MEDIUM = Exercise(
-    id="params_gpt2_medium",
-    lesson="15_transformer_block",
-    kind="value",
-    answer="n_params",
-    hints=[
-        "List the block's arrays and their shapes, as the lesson's sizes table does.",
-        "4 d^2 + 2 d d_ff + d_ff + 5 d, with d = 1024 and d_ff = 4096.",
-    ],
-    solution=f"n_params = 4 * 1024**2 + 2 * 1024 * 4096 + 4096 + 5 * 1024  # = {_ALL:,}",
-    expected=_ALL,
+    solution="slope_0 = 2 ** (-8 * 1 / 8)  # 1/2\nslope_7 = 2 ** (-8 * 8 / 8)  # 1/256",
+    expected=SLOPES,
     mistakes={
-        "params_times_heads": _ALL + 15 * _ATTENTION,
-        "params_no_vectors": _MATRICES,
+        0: {"alibi_heads_from_0": 2.0**0},
+        1: {"alibi_heads_from_0": 2.0**-7},
     },
-    name="the number of parameters",
+    decimals=4,
+    names=("slope_0", "slope_7"),
+)
+
+
+# ---- alibi_bias: transfer, the bias for n_q new queries after n_k - n_q cached keys -------
+def alibi_bias(n_q, n_k, slope):
+    """B[i, j] = -slope (n_k - n_q + i - j) for keys at or before the query, else -inf."""
+    place = n_k - n_q + np.arange(n_q)[:, None]  # (n_q, 1): the queries' places
+    distance = place - np.arange(n_k)[None, :]  # (n_q, n_k): how far back key j is
+    allowed = causal_mask(n_q, n_k, align="bottom_right")
+    return np.where(allowed, -slope * distance, -np.inf)
+
+
+def _alibi(n_q, n_k, slope, sign=-1, offset=True, masked=True):
+    place = (n_k - n_q if offset else 0) + np.arange(n_q)[:, None]
+    distance = place - np.arange(n_k)[None, :]
+    B = sign * slope * distance
+    return np.where(distance >= 0, B, -np.inf) if masked else B
+
+
+ALIBI_BIAS = Exercise(
+    id="alibi_bias",
+    lesson=LESSON,
+    kind="function",
+    answer="alibi_bias",
+    hints=[
+        "Query i is the newest of n_q, after n_k - n_q cached keys: its place is n_k - n_q "
+        "+ i, and key j sits at place j.",
+        "The bias is -slope times how far back the key is, (n_k - n_q + i) - j; keys with "
+        "a negative distance are in the future.",
+        "Build the distance table by broadcasting: the queries' places as a column (n_q, "
+        "1) minus the keys' places as a row (1, n_k). A key in the future is hidden, as a "
+        "causal mask hides it.",
+    ],
+    solution="def alibi_bias(n_q, n_k, slope):\n"
+    "    place = n_k - n_q + np.arange(n_q)[:, None]  # (n_q, 1): the queries' places\n"
+    "    distance = place - np.arange(n_k)[None, :]  # (n_q, n_k): how far back key j is\n"
+    "    return np.where(distance >= 0, -slope * distance, -np.inf)",
+    cases=[(3, 3, 0.5), (2, 5, 0.25), (4, 6, 1.0), (1, 4, 0.125)],
+    reference=alibi_bias,
+    mistakes=[
+        ("alibi_sign", lambda n_q, n_k, slope: _alibi(n_q, n_k, slope, sign=1)),
+        ("alibi_top_left", lambda n_q, n_k, slope: _alibi(n_q, n_k, slope, offset=False)),
+        ("alibi_future_unmasked", lambda n_q, n_k, slope: _alibi(n_q, n_k, slope, masked=False)),
+    ],
+    arg_names=("n_q", "n_k", "slope"),
 )
 
 
 # the exercises in the order of the notebook's check cells
 EXERCISES = (
-    LN_BY_HAND,
-    LN_FUNCTION,
-    LN_PREDICT_SCALE,
-    BLOCK_FIX_RESIDUAL,
-    PARAMS_GPT2_MEDIUM,
+    ROPE_FIX_HALVES,
+    ALIBI_SLOPES_BY_HAND,
+    ALIBI_BIAS,
 )

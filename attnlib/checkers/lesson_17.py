@@ -1,170 +1,215 @@
-"""Checkers for lesson 17, training an attention head.
+"""Checkers for lesson 17, attention inside a transformer block.
 
-Ids: ``fix_train_step`` (find the bug: a training step on the copy-the-marked-value task
-that climbs), ``nudge_one_weight`` (transfer: one entry of a gradient measured by nudging
-the weight and watching the loss), ``untrained_key_row`` (predict then check: which row of
-W_K training on the copy task never moves).
-Expected answers come from ``attnlib.grad`` and ``attnlib.core``.
+Ids: ``ln_by_hand`` (layer norm of one row by hand), ``ln_function`` (write layer_norm),
+``ln_predict_scale`` (predict then check: X ten times larger), ``block_fix_residual``
+(find the bug: the residual adds LN(X) instead of X), ``params_gpt2_medium`` (transfer:
+count a wider block's parameters). Expected answers come from ``attnlib.block``.
 """
 
 import numpy as np
 
-from .. import example as ex
-from ..core import attention
-from ..grad import self_attention_backward
+from ..block import init_block, layer_norm, mlp, transformer_block
+from ..heads import multi_head_attention
 from ..selfcheck.exercise import Exercise
 from . import widened
 
-
-# ---- fix_train_step: repair a gradient step on a loss on the outputs --------------------------
-def _step(X, targets, W_Q, W_K, W_V, learning_rate, mistake=None):
-    """One gradient-descent step on W_Q, W_K for the mean squared error of the outputs."""
-    output, _ = attention(X @ W_Q, X @ W_K, X @ W_V)  # (..., n, d_v)
-    dOutput = 2 * (output - targets)  # (..., n, d_v)
-    if mistake != "mse_not_averaged":
-        dOutput = dOutput / output.size  # the slope of a mean: divided by how many it averages
-    _, dW_Q, dW_K, _ = self_attention_backward(X, W_Q, W_K, W_V, dOutput)
-    sign = 1 if mistake == "gradient_ascent" else -1
-    return W_Q + sign * learning_rate * dW_Q, W_K + sign * learning_rate * dW_K
+# ---- ln_by_hand -------------------------------------------------------------------------------
+ROW = np.array([1.0, 5.0, 3.0, 3.0])
 
 
-def _train_step(X, targets, W_Q, W_K, W_V, learning_rate):
-    return _step(X, targets, W_Q, W_K, W_V, learning_rate)
+def _ln_unbiased(X, gamma=1.0, beta=0.0, eps=0.0):
+    centred = X - X.mean(axis=-1, keepdims=True)
+    return gamma * centred / np.sqrt(X.var(axis=-1, ddof=1, keepdims=True) + eps) + beta
 
 
-def _ascent_step(X, targets, W_Q, W_K, W_V, learning_rate):
-    return _step(X, targets, W_Q, W_K, W_V, learning_rate, "gradient_ascent")
+def _ln_not_centred(X, gamma=1.0, beta=0.0, eps=0.0):
+    return gamma * X / np.sqrt(X.var(axis=-1, keepdims=True) + eps) + beta
 
 
-def _summed_step(X, targets, W_Q, W_K, W_V, learning_rate):
-    return _step(X, targets, W_Q, W_K, W_V, learning_rate, "mse_not_averaged")
+LN_BY_HAND = Exercise(
+    id="ln_by_hand",
+    lesson="17_transformer_block",
+    kind="value",
+    answer="x_hat",
+    hints=[
+        "First the mean of the row, then the mean of the squared distances from it.",
+        "The mean is 3 and the variance (4 + 4 + 0 + 0) / 4 = 2: divide each distance by sqrt(2).",
+    ],
+    solution="x_hat = [-2 / np.sqrt(2), 2 / np.sqrt(2), 0, 0]  # mean 3, variance 2",
+    expected=layer_norm(ROW, eps=0),
+    mistakes={"ln_unbiased": _ln_unbiased(ROW), "ln_not_centred": _ln_not_centred(ROW)},
+    decimals=3,
+    name="x_hat",
+)
 
 
-# the exercise notebook's copy task: 2 sequences of 3 tokens, columns value, marker, 1
-X_COPY = np.array(
-    [[[1.0, 0, 1], [-2, 1, 1], [0, 0, 1]], [[2.0, 0, 1], [1, 0, 1], [-1, 1, 1]]]
-)  # (B, n, d_model) = (2, 3, 3)
-TARGETS_COPY = np.repeat(
-    (X_COPY[..., 0] * X_COPY[..., 1]).sum(axis=1)[:, None, None], 3, axis=1
-)  # (2, 3, 1): the marked value at every position
-W_V_COPY = np.array([[1.0], [0.0], [0.0]])  # reads the value column
+# ---- ln_function: write layer_norm ------------------------------------------------------------
+def _ln_columns(X, gamma, beta):
+    centred = X - X.mean(axis=0, keepdims=True)
+    return gamma * centred / np.sqrt(X.var(axis=0, keepdims=True) + 1e-5) + beta
 
-_rng = np.random.default_rng(162)
-STEP_CASES = [
-    (X_COPY, TARGETS_COPY, *(0.1 * _rng.normal(size=(3, 2)) for _ in range(2)), W_V_COPY, 0.5),
-    # two sequences of n = 5, d_model = 3, d_k = 4, d_v = 2
-    (*(_rng.normal(size=s) for s in [(2, 5, 3), (2, 5, 2), (3, 4), (3, 4), (3, 2)]), 0.1),
-    # one sequence of n = 4, d_model = 6, d_k = 2, d_v = 3
-    (*(_rng.normal(size=s) for s in [(4, 6), (4, 3), (6, 2), (6, 2), (6, 3)]), 0.5),
+
+_rng = np.random.default_rng(15)
+LN_CASES = [
+    # small spreads, where eps matters: n = 3 tokens, d_model = 4
+    (_rng.normal(size=(3, 4)) * 0.3, _rng.normal(size=4), _rng.normal(size=4)),
+    (_rng.normal(size=(5, 6)) * 2 + 1, np.ones(6), np.zeros(6)),  # n = 5, d_model = 6
+    (
+        np.array([[1.0, 0.0, 2.0, 0.0], [0.0, 2.0, 0.0, 1.0], [1.0, 1.0, 0.0, 1.0]]),
+        np.ones(4),
+        np.zeros(4),
+    ),
 ]
 
-FIX_TRAIN_STEP = Exercise(
-    id="fix_train_step",
-    lesson="17_training_an_attention_head",
+
+LN_FUNCTION = Exercise(
+    id="ln_function",
+    lesson="17_transformer_block",
     kind="function",
-    answer="train_step",
+    answer="layer_norm",
     hints=[
-        "Print the loss before and after one broken step: which way does it move?",
-        "The loss is the mean of the squared errors, so its slope for one output entry is "
-        "2 (output - target) divided by the number of entries. A descent step subtracts "
-        "learning_rate times the gradient.",
+        "Work along the last axis with keepdims=True, so the mean and variance stay columns.",
+        "Subtract the row's mean, divide by the square root of (variance + 1e-5), then "
+        "scale by gamma and shift by beta; the variance is the mean squared distance from "
+        "the mean.",
     ],
-    solution="def train_step(X, targets, W_Q, W_K, W_V, learning_rate):\n"
-    "    output, _ = attnlib.attention(X @ W_Q, X @ W_K, X @ W_V)  # (..., n, d_v)\n"
-    "    dOutput = 2 * (output - targets) / output.size  # slope of the mean squared error\n"
-    "    _, dW_Q, dW_K, _ = attnlib.self_attention_backward(X, W_Q, W_K, W_V, dOutput)\n"
-    "    return W_Q - learning_rate * dW_Q, W_K - learning_rate * dW_K",
-    # the last case has a row whose scores spread past 709 (see widened)
-    cases=[*STEP_CASES, widened(STEP_CASES[1], 2, 200)],
-    reference=_train_step,
-    mistakes=[("gradient_ascent", _ascent_step), ("mse_not_averaged", _summed_step)],
-    arg_names=("X", "targets", "W_Q", "W_K", "W_V", "learning_rate"),
-    result_names=("W_Q", "W_K"),
+    solution="def layer_norm(X, gamma, beta):\n"
+    "    mean = X.mean(axis=-1, keepdims=True)  # (n, 1)\n"
+    "    var = ((X - mean) ** 2).mean(axis=-1, keepdims=True)  # (n, 1)\n"
+    "    return gamma * (X - mean) / np.sqrt(var + 1e-5) + beta  # (n, d_model)",
+    cases=LN_CASES,
+    reference=lambda X, gamma, beta: layer_norm(X, gamma, beta),
+    mistakes=[
+        ("ln_unbiased", lambda X, g, b: _ln_unbiased(X, g, b, eps=1e-5)),
+        ("ln_columns", _ln_columns),
+        ("ln_not_centred", lambda X, g, b: _ln_not_centred(X, g, b, eps=1e-5)),
+        ("ln_eps", lambda X, g, b: layer_norm(X, g, b, eps=0)),
+    ],
+    arg_names=("X", "gamma", "beta"),
 )
 
 
-# ---- nudge_one_weight: one gradient entry by nudging ------------------------------------------
-_V = ex.X @ ex.W_V  # (n, d_v): the worked example's values
-_TARGETS = np.repeat(_V[ex.TOKENS.index("seeds")][None, :], 3, axis=0)  # seeds' value, each row
-_OUTPUT = attention(ex.X @ ex.W_Q, ex.X @ ex.W_K, _V)[0]  # (3, 2)
-_D_OUTPUT = 2 * (_OUTPUT - _TARGETS) / _OUTPUT.size  # slope of the mean squared error
-_SLOPE = self_attention_backward(ex.X, ex.W_Q, ex.W_K, ex.W_V, _D_OUTPUT)[2][1, 1]  # dW_K[1, 1]
-
-NUDGE_ONE_WEIGHT = Exercise(
-    id="nudge_one_weight",
-    lesson="17_training_an_attention_head",
-    kind="value",
-    answer="slope",
-    hints=[
-        "Copy W_K twice, add h to entry [1, 1] of one copy and subtract h from the other, and "
-        "compute the loss with each.",
-        "The slope is (loss with the entry raised - loss with it lowered) / (2 * h): the two "
-        "nudges are 2h apart.",
-    ],
-    solution=lambda: (
-        "up, down = W_K.copy(), W_K.copy()\n"
-        "up[1, 1] += h\n"
-        "down[1, 1] -= h\n"
-        "slope = (loss(up) - loss(down)) / (2 * h)  # " + f"{_SLOPE:.4f}"
+# ---- ln_predict_scale -------------------------------------------------------------------------
+LN_PREDICT_SCALE = Exercise(
+    id="ln_predict_scale",
+    written=(
+        "Why does multiplying every token by 10 have that effect on the attention weights "
+        "inside the block?"
     ),
-    expected=_SLOPE,
-    mistakes={"slope_not_halved": 2 * _SLOPE, "slope_sign": -_SLOPE},
-    decimals=4,
-    name="slope",
-)
-
-
-# ---- untrained_key_row: which row of W_K training never moves -----------------------------
-# X's columns on the copy task: value, marker, constant 1; row a of W_K reads column a
-KEY_ROWS = ("row 0", "row 1", "row 2", "none")
-
-
-def _unmoved_key_rows(n_steps=100, learning_rate=0.5):
-    """Train the lesson's copy task (16 sequences of 4 tokens) and name the rows of W_K that
-    end where they started (to 1e-12: a gradient of 0 is a sum that rounds to about 1e-17)."""
-    rng = np.random.default_rng(17)
-    X = np.zeros((16, 4, 3))  # (B, n, d_model)
-    X[..., 0] = rng.integers(-2, 3, size=(16, 4))
-    marked = rng.integers(0, 4, size=16)
-    X[np.arange(16), marked, 1] = 1.0
-    X[..., 2] = 1.0
-    targets = np.repeat(X[np.arange(16), marked, 0][:, None, None], 4, axis=1)  # (16, 4, 1)
-    W_Q, W_K = 0.1 * rng.normal(size=(3, 2)), 0.1 * rng.normal(size=(3, 2))
-    W_K_start = W_K.copy()
-    for _ in range(n_steps):
-        W_Q, W_K = _train_step(X, targets, W_Q, W_K, W_V_COPY, learning_rate)
-    still = np.abs(W_K - W_K_start).max(axis=1) < 1e-12
-    return [KEY_ROWS[a] for a in np.flatnonzero(still)] or ["none"]
-
-
-(UNMOVED_KEY_ROW,) = _unmoved_key_rows()  # the constant row: it shifts every score equally
-
-UNTRAINED_KEY_ROW = Exercise(
-    id="untrained_key_row",
-    lesson="17_training_an_attention_head",
+    lesson="17_transformer_block",
     kind="choice",
     answer="prediction",
     hints=[
-        "Softmax ignores a shift: adding the same amount to every one of a query's scores "
-        "leaves its weights as they were (lesson 05), so a weight that only does that gets "
-        "gradient 0.",
-        "Row a of W_K adds X[j, a] times that row to key j. It shifts every key's score by the "
-        "same amount only if column a of X is the same for every token.",
+        "What does the first thing in the block, LN_1, do to a row that is 10 times larger?",
+        "Work out LN(10 x): the row's mean and its spread are both multiplied by 10. What "
+        "is left of the factor 10 after the division (eps aside)?",
     ],
-    solution=f"prediction = {UNMOVED_KEY_ROW!r}  # X's constant 1: the same shift for every key",
-    expected=UNMOVED_KEY_ROW,
-    options=KEY_ROWS,
+    solution="prediction = 'unchanged'  # to 3 decimals: LN_1 removes each row's scale but eps",
+    expected="unchanged",
+    options=("unchanged", "sharper", "flatter"),
+    mistakes={"sharper": "ln_scale_invariance", "flatter": "ln_scale_invariance"},
+)
+
+
+# ---- block_fix_residual: repair a transformer block -------------------------------------------
+def _block_variant(mistake):
+    def block(X, W_Q, W_K, W_V, W_O, W_1, b_1, W_2, b_2, n_heads):
+        X_norm = layer_norm(X)
+        attended = multi_head_attention(X_norm, X_norm, W_Q, W_K, W_V, W_O, n_heads)[0]
+        if mistake == "post_norm":
+            H = layer_norm(X + attended)
+            return layer_norm(H + mlp(H, W_1, b_1, W_2, b_2))
+        if mistake == "post_norm, the original layout":  # LN(X + Sublayer(X)), no LN before
+            H = layer_norm(X + multi_head_attention(X, X, W_Q, W_K, W_V, W_O, n_heads)[0])
+            return layer_norm(H + mlp(H, W_1, b_1, W_2, b_2))
+        if mistake == "no_residual":
+            H = attended
+            return mlp(layer_norm(H), W_1, b_1, W_2, b_2)
+        H = X_norm + attended  # residual_from_norm
+        if mistake == "residual_from_norm, as in the broken block":
+            return H + mlp(layer_norm(H), W_1, b_1, W_2, b_2)
+        H_norm = layer_norm(H)  # both residuals from the normalised rows
+        return H_norm + mlp(H_norm, W_1, b_1, W_2, b_2)
+
+    return block
+
+
+def _block_cases():
+    rng = np.random.default_rng(16)
+    cases = []
+    for n, d_model, n_heads, d_ff in [(3, 4, 2, 8), (5, 6, 3, 7)]:
+        weights = [rng.normal(size=(d_model, d_model)) for _ in range(4)]  # W_Q, W_K, W_V, W_O
+        mlp_weights = [
+            rng.normal(size=(d_model, d_ff)),
+            rng.normal(size=d_ff),
+            rng.normal(size=(d_ff, d_model)),
+            rng.normal(size=d_model),
+        ]
+        cases.append((rng.normal(size=(n, d_model)) * 2, *weights, *mlp_weights, n_heads))
+    return cases
+
+
+BLOCK_FIX_RESIDUAL = Exercise(
+    id="block_fix_residual",
+    lesson="17_transformer_block",
+    kind="function",
+    answer="transformer_block",
+    hints=[
+        "Compare the broken block with the two formulas line by line: what is each branch "
+        "added to?",
+        "H = X + attention(LN_1(X)): the residual carries X itself, not its normalised copy.",
+    ],
+    solution="def transformer_block(X, W_Q, W_K, W_V, W_O, W_1, b_1, W_2, b_2, n_heads):\n"
+    "    X_norm = attnlib.layer_norm(X)  # (n, d_model)\n"
+    "    H = X + attnlib.multi_head_attention(X_norm, X_norm, W_Q, W_K, W_V, W_O, n_heads)[0]\n"
+    "    return H + attnlib.mlp(attnlib.layer_norm(H), W_1, b_1, W_2, b_2)  # (n, d_model)",
+    # the last case has a row whose scores spread past 709 (see widened)
+    cases=[*_block_cases(), widened(_block_cases()[1], 1, 60)],
+    reference=lambda X, W_Q, W_K, W_V, W_O, W_1, b_1, W_2, b_2, n_heads: transformer_block(
+        X, W_Q, W_K, W_V, W_O, W_1, b_1, W_2, b_2, n_heads
+    )[0],
+    mistakes=[
+        ("residual_from_norm", _block_variant("residual_from_norm, as in the broken block")),
+        ("residual_from_norm", _block_variant("residual_from_norm")),
+        ("post_norm", _block_variant("post_norm")),
+        ("post_norm", _block_variant("post_norm, the original layout")),
+        ("no_residual", _block_variant("no_residual")),
+    ],
+    arg_names=("X", "W_Q", "W_K", "W_V", "W_O", "W_1", "b_1", "W_2", "b_2", "n_heads"),
+)
+
+
+# ---- params_gpt2_medium: count a wider block ------------------------------------------------
+_MEDIUM = init_block(1024, 4096)  # zeros: the shapes are what counts
+_ATTENTION = sum(_MEDIUM[name].size for name in ("W_Q", "W_K", "W_V", "W_O"))
+_MATRICES = sum(p.size for name, p in _MEDIUM.items() if name.startswith("W_"))
+_ALL = sum(p.size for p in _MEDIUM.values())
+del _MEDIUM
+
+PARAMS_GPT2_MEDIUM = Exercise(
+    id="params_gpt2_medium",
+    lesson="17_transformer_block",
+    kind="value",
+    answer="n_params",
+    hints=[
+        "List the block's arrays and their shapes, as the lesson's sizes table does.",
+        "4 d^2 + 2 d d_ff + d_ff + 5 d, with d = 1024 and d_ff = 4096.",
+    ],
+    solution=f"n_params = 4 * 1024**2 + 2 * 1024 * 4096 + 4096 + 5 * 1024  # = {_ALL:,}",
+    expected=_ALL,
     mistakes={
-        "row 0": "key_row_reads_value",
-        "row 1": "key_row_reads_marker",
-        "none": "score_shift_has_gradient",
+        "params_times_heads": _ALL + 15 * _ATTENTION,
+        "params_no_vectors": _MATRICES,
     },
+    name="the number of parameters",
 )
 
 
 # the exercises in the order of the notebook's check cells
 EXERCISES = (
-    FIX_TRAIN_STEP,
-    NUDGE_ONE_WEIGHT,
-    UNTRAINED_KEY_ROW,
+    LN_BY_HAND,
+    LN_FUNCTION,
+    LN_PREDICT_SCALE,
+    BLOCK_FIX_RESIDUAL,
+    PARAMS_GPT2_MEDIUM,
 )

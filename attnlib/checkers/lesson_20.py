@@ -1,206 +1,116 @@
-"""Checkers for lesson 20, checking attention against a framework.
+"""Checkers for lesson 20, the weights' gradients.
 
-Ids: ``is_causal_mask`` (by hand: the mask of PyTorch's ``is_causal`` for n_q = 2,
-n_k = 4), ``attention_like_torch`` (write a function: SDPA's ``scale`` through
-``attnlib.attention``), ``float32_tolerance`` (predict then check: the smallest rtol at
-which float32 attention matches float64), ``bnhd_fix`` (find the bug: attention on
-arrays laid out (batch, n, heads, d)), ``kv_cache_mask`` (transfer: the mask of a
-decoder with cached keys). Expected answers come from ``attnlib.core`` and
-``attnlib.masks``.
+Ids: ``dw_by_hand`` (dW_Q = X^T dQ by hand), ``self_attention_grads`` (write the backward
+pass of self-attention), ``predict_untouched_rows`` (predict then check: which rows of
+W_Q a loss on eat's output leaves alone).
+Expected answers come from ``attnlib.grad``.
 """
 
 import numpy as np
 
-from ..core import attention
-from ..masks import causal_mask
+from .. import example as ex
+from ..grad import attention_backward, self_attention_backward
 from ..selfcheck.exercise import Exercise
 from . import widened
 
-# ---- is_causal_mask: PyTorch's is_causal for two queries and four keys ----------------------
-IS_CAUSAL = causal_mask(2, 4)  # top-left, what is_causal=True builds
+# ---- dw_by_hand -------------------------------------------------------------------------------
+X_HAND = np.array([[1.0, 0.0], [2.0, 1.0], [0.0, 3.0]])  # (n, d_model) = (3, 2)
+DQ_HAND = np.array([[1.0, -1.0], [0.0, 2.0], [2.0, 0.0]])  # (n, d_k) = (3, 2)
 
-IS_CAUSAL_MASK = Exercise(
-    id="is_causal_mask",
-    lesson="20_checking_against_a_framework",
+DW_BY_HAND = Exercise(
+    id="dw_by_hand",
+    lesson="20_weight_gradients",
     kind="value",
-    answer="mask",
+    answer="dW_Q",
     hints=[
-        "is_causal builds torch.ones(n_q, n_k).tril(): query i sees keys j <= i.",
-        "tril keeps the diagonal and what is below it, counted from the top left corner, "
-        "whatever n_k is: it does not shift the queries to the last rows of a cache.",
+        "dW_Q = X^T dQ has the shape of W_Q, (d_model, d_k) = (2, 2).",
+        "Entry [a, c] is the sum over the three tokens of X[i, a] * dQ[i, c].",
     ],
-    solution="mask = np.array([[True, False, False, False],\n"
-    "                 [True, True, False, False]])  # np.tril(np.ones((2, 4), dtype=bool))",
-    expected=IS_CAUSAL,
-    mistakes={
-        "causal_bottom_right": causal_mask(2, 4, align="bottom_right"),
-        "mask_inverted": ~IS_CAUSAL,
-    },
-    name="mask",
+    solution=lambda: f"dW_Q = np.array({(X_HAND.T @ DQ_HAND).tolist()})  # X.T @ dQ, by hand",
+    expected=X_HAND.T @ DQ_HAND,
+    mistakes={"dw_transposed": DQ_HAND.T @ X_HAND},
+    name="dW_Q",
 )
 
 
-# ---- attention_like_torch: SDPA's scale through attnlib.attention ---------------------------
-def _like_torch(Q, K, V, scale, *, divides=False, twice=False, width=None):
-    """What SDPA returns for ``scale`` (None: 1/sqrt(d_k)); switches make the mistakes."""
-    d_k = Q.shape[-1]
-    if scale is None:
-        factor = np.sqrt(d_k) / np.sqrt(width or d_k)  # 1 unless the default used another width
-    elif divides:
-        factor = np.sqrt(d_k) / scale
-    elif twice:
-        factor = scale
-    else:
-        factor = scale * np.sqrt(d_k)
-    return attention(Q * factor, K, V)[0]
+# ---- self_attention_grads: write the backward pass ---------------------------------------------
+def _grads_variant(mistake):
+    def backward(X, W_Q, W_K, W_V, dOutput):
+        Q, K, V = X @ W_Q, X @ W_K, X @ W_V
+        dQ, dK, dV = attention_backward(Q, K, V, dOutput)
+        if mistake == "backward_unscaled":
+            dQ, dK = dQ * np.sqrt(Q.shape[-1]), dK * np.sqrt(Q.shape[-1])
+        paths = {"Q": dQ @ W_Q.T, "K": dK @ W_K.T, "V": dV @ W_V.T}
+        dX = sum(paths.values())
+        if mistake == "V only":
+            dX = paths["V"]
+        elif mistake == "Q and K only":
+            dX = paths["Q"] + paths["K"]
+        return dX, X.T @ dQ, X.T @ dK, X.T @ dV
+
+    return backward
 
 
-_rng = np.random.default_rng(18)
-_Q34, _K54, _V52 = (_rng.normal(size=s) for s in [(3, 4), (5, 4), (5, 2)])
-_Q4, _K4, _V4 = (_rng.normal(size=s) for s in [(2, 3, 3, 4), (2, 3, 5, 4), (2, 3, 5, 2)])
-LIKE_TORCH_CASES = [
-    (_Q34, _K54, _V52, None),  # the default: 1 / sqrt(d_k)
-    # a scale above 1 / sqrt(d_k); not 1.0, where dividing Q by the scale equals multiplying
-    # it ("scale_twice") and the first input that matches a slip names it
-    (_Q34, _K54, _V52, 2.0),
-    (_Q34, _K54, _V52, 0.25),
-    (_Q4, _K4, _V4, 0.5),  # (batch, heads, n, d)
+_rng = np.random.default_rng(161)
+GRADS_CASES = [
+    # n = 5, d_model = 3, d_k = 4, d_v = 2
+    tuple(_rng.normal(size=s) for s in [(5, 3), (3, 4), (3, 4), (3, 2), (5, 2)]),
+    (ex.X, ex.W_Q, ex.W_K, ex.W_V, np.array([[1.0, 0.0], [1.0, 0.0], [1.0, 0.0]])),  # lesson's
+    # n = 4, d_model = 6, d_k = 2, d_v = 3
+    tuple(_rng.normal(size=s) for s in [(4, 6), (6, 2), (6, 2), (6, 3), (4, 3)]),
 ]
 
-
-ATTENTION_LIKE_TORCH = Exercise(
-    id="attention_like_torch",
-    lesson="20_checking_against_a_framework",
+SELF_ATTENTION_GRADS = Exercise(
+    id="self_attention_grads",
+    lesson="20_weight_gradients",
     kind="function",
-    answer="attention_like_torch",
+    answer="self_attention_backward",
     hints=[
-        "SDPA computes softmax(Q K^T * scale) V; attnlib computes softmax(Q K^T / sqrt(d_k)) V.",
-        "Scaling a query scales its scores: pick the factor f with f / sqrt(d_k) = scale.",
-        "SDPA's default scale (None) is 1/sqrt(d_k), attnlib's own: then nothing changes. "
-        "Otherwise solve f / sqrt(d_k) = scale for f.",
+        "Start from lesson 19's attention_backward on the three projections of X: it gives "
+        "dQ, dK and dV.",
+        "Each weight: dW = X.T @ (its dQ, dK or dV). X: one path through each projection.",
     ],
-    solution="def attention_like_torch(Q, K, V, scale=None):\n"
-    "    if scale is None:\n"
-    "        return attnlib.attention(Q, K, V)[0]  # SDPA's default is attnlib's 1 / sqrt(d_k)\n"
-    "    d_k = Q.shape[-1]\n"
-    "    return attnlib.attention(Q * (scale * np.sqrt(d_k)), K, V)[0]",
+    solution="def self_attention_backward(X, W_Q, W_K, W_V, dOutput):\n"
+    "    dQ, dK, dV = attnlib.attention_backward(X @ W_Q, X @ W_K, X @ W_V, dOutput)\n"
+    "    dX = dQ @ W_Q.T + dK @ W_K.T + dV @ W_V.T  # three paths, each (n, d_model)\n"
+    "    return dX, X.T @ dQ, X.T @ dK, X.T @ dV  # dW: (d_model, d_k or d_v)",
     # the last case has a row whose scores spread past 709 (see widened)
-    cases=[*LIKE_TORCH_CASES, widened(LIKE_TORCH_CASES[3], 0, 500)],
-    reference=_like_torch,
+    cases=[*GRADS_CASES, widened(GRADS_CASES[2], 1, 80)],
+    reference=self_attention_backward,
     mistakes=[
-        ("scale_divides", lambda Q, K, V, s: _like_torch(Q, K, V, s, divides=True)),
-        ("scale_twice", lambda Q, K, V, s: _like_torch(Q, K, V, s, twice=True)),
-        ("wrong_d", lambda Q, K, V, s: _like_torch(Q, K, V, s, width=V.shape[-1])),
+        ("dx_missing_path", _grads_variant("V only")),
+        ("dx_missing_path", _grads_variant("Q and K only")),
+        ("backward_unscaled", _grads_variant("backward_unscaled")),
     ],
-    arg_names=("Q", "K", "V", "scale"),
+    arg_names=("X", "W_Q", "W_K", "W_V", "dOutput"),
+    result_names=("dX", "dW_Q", "dW_K", "dW_V"),
 )
 
 
-# ---- float32_tolerance: predict the smallest rtol that float32 attention meets --------------
-def tolerance_inputs():
-    """The inputs of the exercise notebook's experiment: (batch, heads, n, d), seeded."""
-    rng = np.random.default_rng(0)
-    Q = 8 * rng.normal(size=(2, 3, 3, 4))  # scores in the tens: their errors grow with them
-    K = 8 * rng.normal(size=(2, 3, 5, 4))
-    V = rng.uniform(1, 2, size=(2, 3, 5, 2))  # outputs between 1 and 2: rtol is meaningful
-    return Q, K, V
-
-
-RTOL_OPTIONS = ("1e-7", "1e-5", "1e-2")
-
-
-def _smallest_passing_rtol():
-    Q, K, V = tolerance_inputs()
-    output64, _ = attention(Q, K, V)
-    output32, _ = attention(*(M.astype(np.float32) for M in (Q, K, V)))
-    relative = np.abs(output32 - output64) / np.abs(output64)
-    return next(option for option in RTOL_OPTIONS if relative.max() <= float(option))
-
-
-FLOAT32_TOLERANCE = Exercise(
-    id="float32_tolerance",
-    lesson="20_checking_against_a_framework",
+# ---- predict_untouched_rows -------------------------------------------------------------------
+PREDICT_UNTOUCHED_ROWS = Exercise(
+    id="predict_untouched_rows",
+    lesson="20_weight_gradients",
     kind="choice",
-    answer="rtol",
+    answer="prediction",
     hints=[
-        "Each float32 number carries about 7 significant digits, and each step rounds again.",
-        "The lesson's rule of thumb for float32 gave a tolerance of about 5e-7.",
+        "Only eat's output is in the loss, so only eat's row of dA, of dS and of dQ is non-zero.",
+        "Row a of dW_Q = X^T dQ is eat's input X[eat, a] times eat's dQ row; eat is (0, 2, 0, 1).",
     ],
-    solution=lambda: f"rtol = {_smallest_passing_rtol()!r}  # float32: a few units of 1e-7 off",
-    expected=_smallest_passing_rtol(),
-    options=RTOL_OPTIONS,
-    mistakes={"1e-7": "tolerance_too_tight", "1e-2": "tolerance_too_loose"},
-)
-
-
-# ---- bnhd_fix: attention on arrays laid out (batch, n, heads, d) ----------------------------
-def _bnhd(Q, K, V, swap_v=True, swap_qk=True):
-    """Attention on (batch, n, heads, d) arrays; switches make the named mistakes."""
-    if swap_qk:
-        Q, K = Q.swapaxes(1, 2), K.swapaxes(1, 2)  # (batch, heads, n, d)
-    V = V.swapaxes(1, 2) if swap_v else V
-    output, _ = attention(Q, K, V)
-    return output.swapaxes(1, 2) if swap_qk else output  # (batch, n_q, heads, d_v)
-
-
-BNHD_CASES = [
-    tuple(_rng.normal(size=(2, 3, 3, d)) for d in (4, 4, 2)),  # n = heads = 3: no error
-    tuple(_rng.normal(size=(2, n, 2, d)) for n, d in ((3, 4), (5, 4), (5, 2))),  # n_q != n_k
-]
-
-
-BNHD_FIX = Exercise(
-    id="bnhd_fix",
-    lesson="20_checking_against_a_framework",
-    kind="function",
-    answer="attention_bnhd",
-    hints=[
-        "Write down the layout of Q, K and V after each line.",
-        "attnlib.attention needs all three as (batch, heads, n, d).",
-        "Which of the three inputs does the broken function leave in (batch, n, heads, d)? "
-        "Give it the same swap as the other two.",
-    ],
-    solution="def attention_bnhd(Q, K, V):\n"
-    "    Q, K, V = (M.swapaxes(1, 2) for M in (Q, K, V))  # (batch, heads, n, d)\n"
-    "    output, _ = attnlib.attention(Q, K, V)  # (batch, heads, n_q, d_v)\n"
-    "    return output.swapaxes(1, 2)  # (batch, n_q, heads, d_v)",
-    # the last case has a row whose scores spread past 709 (see widened)
-    cases=[*BNHD_CASES, widened(BNHD_CASES[1], 0, 250)],
-    reference=_bnhd,
-    mistakes=[
-        ("v_not_swapped", lambda Q, K, V: _bnhd(Q, K, V, swap_v=False)),
-        ("heads_as_tokens", lambda Q, K, V: _bnhd(Q, K, V, swap_v=False, swap_qk=False)),
-    ],
-    arg_names=("Q", "K", "V"),
-)
-
-
-# ---- kv_cache_mask: 2 cached tokens and 3 new ones ------------------------------------------
-KV_CACHE = causal_mask(3, 5, align="bottom_right")
-
-KV_CACHE_MASK = Exercise(
-    id="kv_cache_mask",
-    lesson="20_checking_against_a_framework",
-    kind="value",
-    answer="mask",
-    hints=[
-        "The 3 queries are tokens 2, 3 and 4 of the 5: each sees every key up to its own position.",
-        "Query i (i = 0, 1, 2) sees keys j <= i + 2: the last query sees all five.",
-        "np.tril(M, k) keeps the diagonal shifted k places to the right and everything "
-        "below it: which k lets query 0 see keys 0 to 2?",
-    ],
-    solution="mask = np.tril(np.ones((3, 5), dtype=bool), k=5 - 3)  # bottom-right alignment",
-    expected=KV_CACHE,
-    mistakes={"causal_top_left": causal_mask(3, 5), "mask_inverted": ~KV_CACHE},
-    name="mask",
+    solution="prediction = 'rows 0 and 2'  # eat's input is 0 at indices 0 and 2",
+    expected="rows 0 and 2",
+    options=("rows 0 and 2", "rows 1 and 3", "none", "all four"),
+    mistakes={
+        "rows 1 and 3": "rows_counted_from_1",
+        "none": "dw_zero_input",
+        "all four": "dw_zero_input",
+    },
 )
 
 
 # the exercises in the order of the notebook's check cells
 EXERCISES = (
-    IS_CAUSAL_MASK,
-    ATTENTION_LIKE_TORCH,
-    FLOAT32_TOLERANCE,
-    BNHD_FIX,
-    KV_CACHE_MASK,
+    DW_BY_HAND,
+    SELF_ATTENTION_GRADS,
+    PREDICT_UNTOUCHED_ROWS,
 )

@@ -1,260 +1,170 @@
-"""Checkers for lesson 21, decoding with a key-value cache.
+"""Checkers for lesson 21, training an attention head.
 
-Ids: ``kv_by_hand`` (by hand: "eat seeds" decoded in two steps), ``kv_decode`` (write a
-decoder that appends to a cache and attends with one query per step), ``kv_predict_doubling``
-(predict then check: the work of one cached step when n doubles), ``kv_fix_chunk`` (find the
-bug: several new queries over a cache with a top-left mask), ``kv_cache_gib`` (transfer: the
-cache of another public model, Mistral 7B). Expected answers come from ``attnlib.core``,
-``attnlib.masks`` and ``attnlib.cache``; the mistakes are written out here.
+Ids: ``fix_train_step`` (find the bug: a training step on the copy-the-marked-value task
+that climbs), ``nudge_one_weight`` (transfer: one entry of a gradient measured by nudging
+the weight and watching the loss), ``untrained_key_row`` (predict then check: which row of
+W_K training on the copy task never moves).
+Expected answers come from ``attnlib.grad`` and ``attnlib.core``.
 """
 
 import numpy as np
 
 from .. import example as ex
-from ..cache import KVCache
 from ..core import attention
-from ..masks import causal_mask
-from ..selfcheck.contract import PeakMemory
+from ..grad import self_attention_backward
 from ..selfcheck.exercise import Exercise
-
-LESSON = "21_decoding_with_a_kv_cache"
-
-
-def _causal(Q, K, V, scaled=True):
-    """Full causal attention, the rows every decoding step must give."""
-    Q = np.asarray(Q, dtype=np.float64)
-    factor = 1.0 if scaled else np.sqrt(Q.shape[-1])  # unscaled: undo the division
-    return attention(Q * factor, K, V, mask=causal_mask(len(Q)))[0]
+from . import widened
 
 
-# ---- kv_by_hand: "eat seeds", two steps ------------------------------------------------------
-_EAT, _SEEDS = 1, 2
-_Q2, _K2, _V2 = ex.Q[[_EAT, _SEEDS]], ex.K[[_EAT, _SEEDS]], ex.V[[_EAT, _SEEDS]]
-_out2, _A2 = attention(_Q2, _K2, _V2, mask=causal_mask(2))
-_out2_unscaled, _A2_unscaled = attention(_Q2 * np.sqrt(2), _K2, _V2, mask=causal_mask(2))
-
-KV_BY_HAND = Exercise(
-    id="kv_by_hand",
-    lesson=LESSON,
-    kind="tuple",
-    answer="(output_0, weights_1, output_1)",
-    hints=[
-        "Step 0: the cache holds eat's key and value only, so eat's query gets weight 1 on it.",
-        "Step 1: seeds' query (2, 3) meets the cached keys of eat (1, 2) and seeds (2, 1): "
-        "scores 8 and 7, each divided by sqrt(2).",
-        "The weight on eat is 1 / (1 + e^(s_seeds - s_eat)) with the two divided scores; "
-        "the output blends the two cached values with the two weights.",
-    ],
-    solution=lambda: (
-        f"output_0 = ({_out2[0, 0]:.0f}, {_out2[0, 1]:.0f})  # one key: weight 1 on eat's value\n"
-        f"weights_1 = ({_A2[1, 0]:.3f}, {_A2[1, 1]:.3f})  # softmax of (8, 7) / sqrt(2)\n"
-        f"output_1 = ({_out2[1, 0]:.3f}, {_out2[1, 1]:.3f})  # 0.670 (4, 2) + 0.330 (2, 4)"
-    ),
-    expected=(_out2[0], _A2[1], _out2[1]),
-    mistakes={
-        1: {"unscaled": _A2_unscaled[1]},
-        2: {"unscaled": _out2_unscaled[1]},
-    },
-    decimals=2,
-    names=("output_0", "weights_1", "output_1"),
-)
+# ---- fix_train_step: repair a gradient step on a loss on the outputs --------------------------
+def _step(X, targets, W_Q, W_K, W_V, learning_rate, mistake=None):
+    """One gradient-descent step on W_Q, W_K for the mean squared error of the outputs."""
+    output, _ = attention(X @ W_Q, X @ W_K, X @ W_V)  # (..., n, d_v)
+    dOutput = 2 * (output - targets)  # (..., n, d_v)
+    if mistake != "mse_not_averaged":
+        dOutput = dOutput / output.size  # the slope of a mean: divided by how many it averages
+    _, dW_Q, dW_K, _ = self_attention_backward(X, W_Q, W_K, W_V, dOutput)
+    sign = 1 if mistake == "gradient_ascent" else -1
+    return W_Q + sign * learning_rate * dW_Q, W_K + sign * learning_rate * dW_K
 
 
-# ---- kv_decode: a decoder with a cache -------------------------------------------------------
-def decode(Q, K, V):
-    """Row t: token t's query over the keys and values of tokens 0 .. t, read from a cache."""
-    Q = np.asarray(Q, dtype=np.float64)
-    K, V = np.asarray(K, dtype=np.float64), np.asarray(V, dtype=np.float64)
-    cache = KVCache(len(Q), K.shape[-1], V.shape[-1])
-    rows = []
-    for t in range(len(Q)):
-        cache.append(K[t], V[t])
-        rows.append(attention(Q[t : t + 1], cache.keys, cache.values)[0][0])
-    return np.array(rows)  # (n, d_v)
+def _train_step(X, targets, W_Q, W_K, W_V, learning_rate):
+    return _step(X, targets, W_Q, W_K, W_V, learning_rate)
 
 
-def _append_after(Q, K, V):
-    """The bug: attend first, append after, so token t sees only tokens 0 .. t - 1.
-
-    Over an empty cache numpy's softmax is an empty row and the blend is a row of zeros.
-    """
-    Q, K, V = (np.asarray(M, dtype=np.float64) for M in (Q, K, V))
-    rows = [np.zeros(V.shape[-1])]
-    for t in range(1, len(Q)):
-        rows.append(attention(Q[t : t + 1], K[:t], V[:t])[0][0])
-    return np.array(rows)
+def _ascent_step(X, targets, W_Q, W_K, W_V, learning_rate):
+    return _step(X, targets, W_Q, W_K, W_V, learning_rate, "gradient_ascent")
 
 
-_rng = np.random.default_rng(91)
-_FAR_KEYS = np.array([[-40.0, 0.0], [0.0, 0.0], [40.0, 0.0], [10.0, 0.0]])  # q.k up to +-1200
-DECODE_CASES = [
-    (ex.Q, ex.K, ex.V),  # the worked example
-    tuple(_rng.normal(size=s) for s in [(5, 3), (5, 3), (5, 2)]),  # n = 5, d_k = 3, d_v = 2
-    tuple(_rng.normal(size=s) for s in [(4, 2), (4, 2), (4, 6)]),
-    tuple(_rng.normal(size=s) for s in [(7, 4), (7, 4), (7, 3)]),
-    # scores spread past 709 in a row: exp without subtracting the row max overflows
-    (np.full((4, 2), [30.0, 0.0]), _FAR_KEYS, _rng.normal(size=(4, 3))),
+def _summed_step(X, targets, W_Q, W_K, W_V, learning_rate):
+    return _step(X, targets, W_Q, W_K, W_V, learning_rate, "mse_not_averaged")
+
+
+# the exercise notebook's copy task: 2 sequences of 3 tokens, columns value, marker, 1
+X_COPY = np.array(
+    [[[1.0, 0, 1], [-2, 1, 1], [0, 0, 1]], [[2.0, 0, 1], [1, 0, 1], [-1, 1, 1]]]
+)  # (B, n, d_model) = (2, 3, 3)
+TARGETS_COPY = np.repeat(
+    (X_COPY[..., 0] * X_COPY[..., 1]).sum(axis=1)[:, None, None], 3, axis=1
+)  # (2, 3, 1): the marked value at every position
+W_V_COPY = np.array([[1.0], [0.0], [0.0]])  # reads the value column
+
+_rng = np.random.default_rng(162)
+STEP_CASES = [
+    (X_COPY, TARGETS_COPY, *(0.1 * _rng.normal(size=(3, 2)) for _ in range(2)), W_V_COPY, 0.5),
+    # two sequences of n = 5, d_model = 3, d_k = 4, d_v = 2
+    (*(_rng.normal(size=s) for s in [(2, 5, 3), (2, 5, 2), (3, 4), (3, 4), (3, 2)]), 0.1),
+    # one sequence of n = 4, d_model = 6, d_k = 2, d_v = 3
+    (*(_rng.normal(size=s) for s in [(4, 6), (4, 3), (6, 2), (6, 2), (6, 3)]), 0.5),
 ]
 
-
-def decode_memory_bound(Q, K, V):
-    """Bytes a decoder may use: 512 KiB and n-row arrays many times over, no (n, n) table."""
-    return 2**19 + 16 * 8 * len(Q) * (Q.shape[1] + V.shape[1])
-
-
-# n = 512: the (n, n) scores alone take 2 MiB, the bound 1 MiB
-_LARGE = [tuple(_rng.normal(size=(512, 4)) for _ in range(3))]
-
-KV_DECODE = Exercise(
-    id="kv_decode",
-    lesson=LESSON,
+FIX_TRAIN_STEP = Exercise(
+    id="fix_train_step",
+    lesson="21_training_an_attention_head",
     kind="function",
-    answer="decode",
+    answer="train_step",
     hints=[
-        "Loop over t. Keep K_cache and V_cache, starting with 0 rows; each step first "
-        "appends K[t] and V[t] (np.vstack), then attends with Q[t] alone.",
-        "Step t: score every cached key against Q[t] (one dot product each, divided by "
-        "sqrt(d_k)), take the softmax of those t + 1 numbers and blend the cached values "
-        "with them. Collect one output row per step.",
-        "attnlib.KVCache(n, d_k, d_v) with cache.append(K[t], V[t]) and "
-        "attnlib.attention(Q[t:t + 1], cache.keys, cache.values) does the same.",
+        "Print the loss before and after one broken step: which way does it move?",
+        "The loss is the mean of the squared errors, so its slope for one output entry is "
+        "2 (output - target) divided by the number of entries. A descent step subtracts "
+        "learning_rate times the gradient.",
     ],
-    solution="def decode(Q, K, V):\n"
-    "    d_k = Q.shape[-1]\n"
-    "    K_cache, V_cache = np.empty((0, d_k)), np.empty((0, V.shape[-1]))\n"
-    "    rows = []\n"
-    "    for t in range(len(Q)):\n"
-    "        K_cache, V_cache = np.vstack([K_cache, K[t]]), np.vstack([V_cache, V[t]])  # append\n"
-    "        scores = K_cache @ Q[t] / np.sqrt(d_k)  # (t + 1,)\n"
-    "        weights = np.exp(scores - scores.max()) / np.exp(scores - scores.max()).sum()\n"
-    "        rows.append(weights @ V_cache)  # (d_v,)\n"
-    "    return np.array(rows)",
-    cases=DECODE_CASES,
-    constraints=(PeakMemory("do not build an n x n table", decode_memory_bound, cases=_LARGE),),
-    reference=_causal,  # the rows every step must give, computed at once (decode is slower)
-    mistakes=[
-        ("kv_cache_append_after", _append_after),
-        ("kv_cache_future_keys", lambda Q, K, V: attention(Q, K, V)[0]),
-        ("unscaled", lambda Q, K, V: _causal(Q, K, V, scaled=False)),
-    ],
-    arg_names=("Q", "K", "V"),
+    solution="def train_step(X, targets, W_Q, W_K, W_V, learning_rate):\n"
+    "    output, _ = attnlib.attention(X @ W_Q, X @ W_K, X @ W_V)  # (..., n, d_v)\n"
+    "    dOutput = 2 * (output - targets) / output.size  # slope of the mean squared error\n"
+    "    _, dW_Q, dW_K, _ = attnlib.self_attention_backward(X, W_Q, W_K, W_V, dOutput)\n"
+    "    return W_Q - learning_rate * dW_Q, W_K - learning_rate * dW_K",
+    # the last case has a row whose scores spread past 709 (see widened)
+    cases=[*STEP_CASES, widened(STEP_CASES[1], 2, 200)],
+    reference=_train_step,
+    mistakes=[("gradient_ascent", _ascent_step), ("mse_not_averaged", _summed_step)],
+    arg_names=("X", "targets", "W_Q", "W_K", "W_V", "learning_rate"),
+    result_names=("W_Q", "W_K"),
 )
 
 
-# ---- kv_predict_doubling: the work of one cached step when n doubles --------------------------
-KV_PREDICT_DOUBLING = Exercise(
-    id="kv_predict_doubling",
-    lesson=LESSON,
+# ---- nudge_one_weight: one gradient entry by nudging ------------------------------------------
+_V = ex.X @ ex.W_V  # (n, d_v): the worked example's values
+_TARGETS = np.repeat(_V[ex.TOKENS.index("seeds")][None, :], 3, axis=0)  # seeds' value, each row
+_OUTPUT = attention(ex.X @ ex.W_Q, ex.X @ ex.W_K, _V)[0]  # (3, 2)
+_D_OUTPUT = 2 * (_OUTPUT - _TARGETS) / _OUTPUT.size  # slope of the mean squared error
+_SLOPE = self_attention_backward(ex.X, ex.W_Q, ex.W_K, ex.W_V, _D_OUTPUT)[2][1, 1]  # dW_K[1, 1]
+
+NUDGE_ONE_WEIGHT = Exercise(
+    id="nudge_one_weight",
+    lesson="21_training_an_attention_head",
+    kind="value",
+    answer="slope",
+    hints=[
+        "Copy W_K twice, add h to entry [1, 1] of one copy and subtract h from the other, and "
+        "compute the loss with each.",
+        "The slope is (loss with the entry raised - loss with it lowered) / (2 * h): the two "
+        "nudges are 2h apart.",
+    ],
+    solution=lambda: (
+        "up, down = W_K.copy(), W_K.copy()\n"
+        "up[1, 1] += h\n"
+        "down[1, 1] -= h\n"
+        "slope = (loss(up) - loss(down)) / (2 * h)  # " + f"{_SLOPE:.4f}"
+    ),
+    expected=_SLOPE,
+    mistakes={"slope_not_halved": 2 * _SLOPE, "slope_sign": -_SLOPE},
+    decimals=4,
+    name="slope",
+)
+
+
+# ---- untrained_key_row: which row of W_K training never moves -----------------------------
+# X's columns on the copy task: value, marker, constant 1; row a of W_K reads column a
+KEY_ROWS = ("row 0", "row 1", "row 2", "none")
+
+
+def _unmoved_key_rows(n_steps=100, learning_rate=0.5):
+    """Train the lesson's copy task (16 sequences of 4 tokens) and name the rows of W_K that
+    end where they started (to 1e-12: a gradient of 0 is a sum that rounds to about 1e-17)."""
+    rng = np.random.default_rng(17)
+    X = np.zeros((16, 4, 3))  # (B, n, d_model)
+    X[..., 0] = rng.integers(-2, 3, size=(16, 4))
+    marked = rng.integers(0, 4, size=16)
+    X[np.arange(16), marked, 1] = 1.0
+    X[..., 2] = 1.0
+    targets = np.repeat(X[np.arange(16), marked, 0][:, None, None], 4, axis=1)  # (16, 4, 1)
+    W_Q, W_K = 0.1 * rng.normal(size=(3, 2)), 0.1 * rng.normal(size=(3, 2))
+    W_K_start = W_K.copy()
+    for _ in range(n_steps):
+        W_Q, W_K = _train_step(X, targets, W_Q, W_K, W_V_COPY, learning_rate)
+    still = np.abs(W_K - W_K_start).max(axis=1) < 1e-12
+    return [KEY_ROWS[a] for a in np.flatnonzero(still)] or ["none"]
+
+
+(UNMOVED_KEY_ROW,) = _unmoved_key_rows()  # the constant row: it shifts every score equally
+
+UNTRAINED_KEY_ROW = Exercise(
+    id="untrained_key_row",
+    lesson="21_training_an_attention_head",
     kind="choice",
     answer="prediction",
     hints=[
-        "A cached step has one query. How many keys does it meet when the cache holds n tokens?",
-        "One dot product per cached key and one value row per weight: count the "
-        "multiplications as a formula in n and d, leaving out the projection of the one "
-        "new token, which does not depend on n.",
+        "Softmax ignores a shift: adding the same amount to every one of a query's scores "
+        "leaves its weights as they were (lesson 05), so a weight that only does that gets "
+        "gradient 0.",
+        "Row a of W_K adds X[j, a] times that row to key j. It shifts every key's score by the "
+        "same amount only if column a of X is the same for every token.",
     ],
-    solution="prediction = 'twice'  # one query meets n keys: the work grows like n",
-    expected="twice",
-    options=("the same", "twice", "four times"),
-    mistakes={"four times": "kv_predict_quadratic", "the same": "kv_predict_constant"},
-)
-
-
-# ---- kv_fix_chunk: several new queries over the cache ----------------------------------------
-def attend_new(Q_new, K_cache, V_cache):
-    """The n_q new tokens (the last n_q rows of the cache) attend causally over the cache."""
-    n_q, n_k = len(Q_new), len(K_cache)
-    return attention(Q_new, K_cache, V_cache, mask=causal_mask(n_q, n_k, align="bottom_right"))[0]
-
-
-def _attend_new_top_left(Q_new, K_cache, V_cache):
-    n_q, n_k = len(Q_new), len(K_cache)
-    return attention(Q_new, K_cache, V_cache, mask=causal_mask(n_q, n_k))[0]  # the bug
-
-
-CHUNK_CASES = [
-    tuple(_rng.normal(size=s) for s in [(2, 3), (5, 3), (5, 2)]),  # 2 new after 3 cached
-    tuple(_rng.normal(size=s) for s in [(4, 2), (7, 2), (7, 3)]),
-    tuple(_rng.normal(size=s) for s in [(3, 4), (3, 4), (3, 5)]),  # the whole prompt at once
-    (ex.Q[1:], ex.K, ex.V),  # eat and seeds after birds (lesson 10)
-    (np.full((2, 2), [30.0, 0.0]), _FAR_KEYS, _rng.normal(size=(4, 3))),  # rows spread past 709
-]
-
-KV_FIX_CHUNK = Exercise(
-    id="kv_fix_chunk",
-    lesson=LESSON,
-    kind="function",
-    answer="attend_new",
-    hints=[
-        "Print the broken mask for n_q = 2, n_k = 5: can the last new token see its own "
-        "key, the last row of the cache?",
-        "The new queries are the last n_q of n_k tokens: query i sits at place n_k - n_q + i.",
-        "np.tril(M, k) keeps the diagonal shifted k places to the right and everything "
-        "below it: which k lets query i see keys up to place n_k - n_q + i?",
-    ],
-    solution="def attend_new(Q_new, K_cache, V_cache):\n"
-    "    n_q, n_k = len(Q_new), len(K_cache)\n"
-    "    mask = np.tril(np.ones((n_q, n_k), dtype=bool), k=n_k - n_q)  # bottom-right\n"
-    "    return attnlib.attention(Q_new, K_cache, V_cache, mask=mask)[0]",
-    cases=CHUNK_CASES,
-    reference=attend_new,
-    mistakes=[
-        ("top_left_with_cache", _attend_new_top_left),
-        (
-            "kv_cache_future_keys",
-            lambda Q_new, K_cache, V_cache: attention(Q_new, K_cache, V_cache)[0],
-        ),
-    ],
-    arg_names=("Q_new", "K_cache", "V_cache"),
-)
-
-
-# ---- kv_cache_gib: transfer, Mistral 7B's cache ---------------------------------------------
-# Mistral-7B-v0.1's config.json: num_hidden_layers 32, num_attention_heads 32,
-# num_key_value_heads 8, hidden_size 4096 (d_head = 128), torch_dtype bfloat16 (2 bytes)
-MISTRAL = {"layers": 32, "n_heads": 32, "kv_heads": 8, "d_head": 4096 // 32, "bytes": 2}
-N_TOKENS = 8192
-
-
-def _gib(layers, n, kv_heads, d_head, nbytes, keys_and_values=2):
-    return keys_and_values * layers * n * kv_heads * d_head * nbytes / 2**30
-
-
-_m = MISTRAL
-KV_CACHE_GIB = Exercise(
-    id="kv_cache_gib",
-    lesson=LESSON,
-    kind="value",
-    answer="cache_gib",
-    hints=[
-        "The lesson's formula: 2 x layers x n x kv_heads x d_head x bytes, then divide by 2**30.",
-        "d_head = hidden_size / num_attention_heads = 4096 / 32; the cache keeps "
-        "num_key_value_heads heads, and bfloat16 takes 2 bytes.",
-    ],
-    solution=lambda: (
-        "cache_gib = 2 * 32 * 8192 * 8 * (4096 // 32) * 2 / 2**30  # = "
-        f"{_gib(_m['layers'], N_TOKENS, _m['kv_heads'], _m['d_head'], _m['bytes']):.2f}"
-    ),
-    expected=_gib(_m["layers"], N_TOKENS, _m["kv_heads"], _m["d_head"], _m["bytes"]),
+    solution=f"prediction = {UNMOVED_KEY_ROW!r}  # X's constant 1: the same shift for every key",
+    expected=UNMOVED_KEY_ROW,
+    options=KEY_ROWS,
     mistakes={
-        "kv_cache_no_two": _gib(
-            _m["layers"], N_TOKENS, _m["kv_heads"], _m["d_head"], _m["bytes"], keys_and_values=1
-        ),
-        "kv_cache_query_heads": _gib(
-            _m["layers"], N_TOKENS, _m["n_heads"], _m["d_head"], _m["bytes"]
-        ),
-        "kv_cache_float32": _gib(_m["layers"], N_TOKENS, _m["kv_heads"], _m["d_head"], 4),
+        "row 0": "key_row_reads_value",
+        "row 1": "key_row_reads_marker",
+        "none": "score_shift_has_gradient",
     },
-    decimals=2,
-    name="cache_gib",
 )
 
 
 # the exercises in the order of the notebook's check cells
 EXERCISES = (
-    KV_BY_HAND,
-    KV_DECODE,
-    KV_PREDICT_DOUBLING,
-    KV_FIX_CHUNK,
-    KV_CACHE_GIB,
+    FIX_TRAIN_STEP,
+    NUDGE_ONE_WEIGHT,
+    UNTRAINED_KEY_ROW,
 )

@@ -1,206 +1,265 @@
-"""Checkers for lesson 22, grouped-query attention.
+"""Checkers for lesson 22, the cost of attention and blocked attention.
 
-Ids: ``gqa_by_hand`` (by hand: the key-value head each of 8 query heads reads when there are
-2), ``gqa_decode_step`` (write one decoding step: every query head over its group's cache),
-``gqa_predict_weights`` (predict then check: do the heads of multi-query attention share their
-weights?), ``gqa_fix_repeat`` (find the bug: key-value heads repeated in cycled order),
-``gqa_batch`` (transfer: how many sequences' caches fit in memory with and without sharing),
-``mla_cache`` (transfer: the cache per token of multi-head latent attention against multi-head
-attention).
-Expected answers come from ``attnlib.core``; the mistakes are written out here.
+Ids: ``cost_matrix_mib`` (by hand: the memory of one n x n matrix),
+``cost_doubling`` (predict: how memory grows when n doubles, full and blocked),
+``online_rescale`` (by hand: one step of the running max and rescaled running sum),
+``blocked_causal`` (transfer: causal blocked attention that skips the tiles above the
+diagonal). Expected answers come from ``attnlib.core``, ``attnlib.masks`` and numpy.
 """
 
 import numpy as np
 
-from ..core import attention
+from .. import example as ex
+from ..core import attention, attention_weights, softmax
+from ..masks import causal_mask
+from ..selfcheck.contract import BlockReads, PeakMemory
 from ..selfcheck.exercise import Exercise
 
-LESSON = "22_grouped_query_attention"
+# ---- cost_matrix_mib: one n x n float64 matrix at n = 4096 ----------------------------------
+N_MIB = 4096
+MATRIX_BYTES = np.zeros((N_MIB, N_MIB), dtype=np.float64).nbytes  # n * n * 8
 
-# ---- gqa_by_hand: which key-value head each query head reads ---------------------------------
-N_HEADS, N_KV = 8, 2
-_group = N_HEADS // N_KV
 
-GQA_BY_HAND = Exercise(
-    id="gqa_by_hand",
-    lesson=LESSON,
+COST_MATRIX_MIB = Exercise(
+    id="cost_matrix_mib",
+    lesson="22_cost_and_memory",
     kind="value",
-    answer="kv_head",
+    answer="mib",
     hints=[
-        "8 query heads share 2 key-value heads: each key-value head serves a group of 4 "
-        "neighbouring query heads.",
-        "Query head h reads key-value head h // 4 (whole-number division): work it out for "
-        "h = 0 .. 7.",
+        "The score matrix has one entry per (query, key) pair.",
+        "n x n entries, 8 bytes each for float64.",
+        "One MiB is 2**20 bytes: divide the bytes by that.",
     ],
-    solution="kv_head = [0, 0, 0, 0, 1, 1, 1, 1]  # h // (8 // 2)",
-    expected=np.arange(N_HEADS) // _group,
-    mistakes={"gqa_cycled": np.arange(N_HEADS) % N_KV},
-    name="kv_head",
+    solution=lambda: f"mib = 4096 * 4096 * 8 / 2**20  # = {MATRIX_BYTES / 2**20:g}",
+    expected=MATRIX_BYTES / 2**20,
+    mistakes={
+        "linear_in_n": N_MIB * 8 / 2**20,
+        "float32_bytes": MATRIX_BYTES / 2 / 2**20,
+        "decimal_megabytes": MATRIX_BYTES / 1e6,
+    },
+    decimals=1,
+    name="mib",
 )
 
 
-# ---- gqa_decode_step: one new token, every query head over its group's cache ------------------
-def decode_step(q, K_cache, V_cache):
-    """q (n_heads, d_k); K_cache (n_kv, n, d_k); V_cache (n_kv, n, d_v) -> (n_heads, d_v)."""
-    q = np.asarray(q, dtype=np.float64)
-    g = q.shape[0] // np.shape(K_cache)[0]
-    K = np.repeat(np.asarray(K_cache, dtype=np.float64), g, axis=0)  # (n_heads, n, d_k)
-    V = np.repeat(np.asarray(V_cache, dtype=np.float64), g, axis=0)  # (n_heads, n, d_v)
-    return attention(q[:, None, :], K, V)[0][:, 0, :]  # (n_heads, 1, d_v) -> (n_heads, d_v)
+# ---- cost_doubling: memory growth when n doubles, full and blocked --------------------------
+def _growth(memory_of_n, n=1024):
+    return memory_of_n(2 * n) / memory_of_n(n)
 
 
-def _decode_step_cycled(q, K_cache, V_cache):
-    g = q.shape[0] // K_cache.shape[0]
-    K, V = np.concatenate([K_cache] * g), np.concatenate([V_cache] * g)  # 0, 1, 0, 1, ...
-    return attention(q[:, None, :], K, V)[0][:, 0, :]
+FULL_GROWTH = _growth(lambda n: 8 * n * n)  # full attention holds n x n arrays
+BLOCKED_GROWTH = _growth(lambda n: 8 * n * 128)  # an (n, block_size) slice and n-row sums
 
 
-def _decode_step_unscaled(q, K_cache, V_cache):
-    return decode_step(np.asarray(q) * np.sqrt(np.shape(q)[-1]), K_cache, V_cache)
-
-
-_rng = np.random.default_rng(92)
-STEP_CASES = [
-    tuple(_rng.normal(size=s) for s in [(4, 3), (2, 5, 3), (2, 5, 2)]),  # 4 heads, 2 kv heads
-    tuple(_rng.normal(size=s) for s in [(6, 2), (3, 4, 2), (3, 4, 5)]),
-    tuple(_rng.normal(size=s) for s in [(8, 4), (2, 7, 4), (2, 7, 3)]),
-    tuple(_rng.normal(size=s) for s in [(3, 2), (1, 6, 2), (1, 6, 2)]),  # multi-query
-    (  # scores spread past 709 in a row: exp without subtracting the row max overflows
-        np.full((4, 2), [30.0, 0.0]),
-        np.array(
-            [[[-40.0, 0.0], [0.0, 0.0], [40.0, 0.0]], [[40.0, 0.0], [0.0, 0.0], [-40.0, 0.0]]]
-        ),
-        _rng.normal(size=(2, 3, 2)),
-    ),
-]
-
-GQA_DECODE_STEP = Exercise(
-    id="gqa_decode_step",
-    lesson=LESSON,
-    kind="function",
-    answer="decode_step",
-    hints=[
-        "g = n_heads // n_kv query heads share each cache; query head h reads cache h // g.",
-        "For each h: scores = K_cache[h // g] @ q[h] / np.sqrt(d_k), their softmax, then "
-        "weights @ V_cache[h // g]. Stack the n_heads rows.",
-        "Vectorised: np.repeat(K_cache, g, axis=0) and the same for V_cache, then one batched "
-        "attention with q[:, None, :].",
-    ],
-    solution="def decode_step(q, K_cache, V_cache):\n"
-    "    g = len(q) // len(K_cache)  # query heads per key-value head\n"
-    "    rows = []\n"
-    "    for h in range(len(q)):\n"
-    "        scores = K_cache[h // g] @ q[h] / np.sqrt(q.shape[-1])  # (n,)\n"
-    "        weights = np.exp(scores - scores.max()) / np.exp(scores - scores.max()).sum()\n"
-    "        rows.append(weights @ V_cache[h // g])  # (d_v,)\n"
-    "    return np.array(rows)",
-    cases=STEP_CASES,
-    reference=decode_step,
-    mistakes=[("gqa_cycled", _decode_step_cycled), ("unscaled", _decode_step_unscaled)],
-    arg_names=("q", "K_cache", "V_cache"),
-)
-
-
-# ---- gqa_predict_weights: one key-value head for 8 query heads --------------------------------
-GQA_PREDICT_WEIGHTS = Exercise(
-    id="gqa_predict_weights",
-    lesson=LESSON,
-    kind="choice",
-    answer="prediction",
-    hints=[
-        "The weights of head h are softmax(Q_h K^T / sqrt(d_k)). Which of Q_h and K is shared?",
-        "The keys are shared. Where do head h's queries come from: the same columns of W_Q "
-        "for every head, or columns of its own?",
-    ],
-    solution="prediction = 'different'  # shared keys, but each head asks with its own queries",
-    expected="different",
-    options=("the same", "different"),
-    mistakes={"the same": "gqa_predict_same"},
-)
-
-
-# ---- gqa_fix_repeat: the key-value heads repeated in the wrong order ----------------------------
-def repeat_kv(K, n_heads):
-    """(n_kv, n, d) -> (n_heads, n, d): key-value head j serves query heads j g to j g + g - 1."""
-    K = np.asarray(K, dtype=np.float64)
-    return np.repeat(K, n_heads // K.shape[0], axis=0)
-
-
-REPEAT_CASES = [
-    (_rng.normal(size=(2, 3, 2)), 4),
-    (_rng.normal(size=(3, 2, 4)), 6),
-    (_rng.normal(size=(2, 5, 3)), 8),
-    (_rng.normal(size=(1, 4, 2)), 3),
-    (_rng.normal(size=(4, 2, 2)), 4),  # no sharing: each head its own
-]
-
-GQA_FIX_REPEAT = Exercise(
-    id="gqa_fix_repeat",
-    lesson=LESSON,
-    kind="function",
-    answer="repeat_kv",
-    hints=[
-        "Print which key-value head each of the outputs' heads comes from for n_kv = 2, "
-        "n_heads = 4: should heads 0 and 1 share, or heads 0 and 2?",
-        "Query heads h = 0 .. g - 1 read key-value head 0: each head must appear g times "
-        "in a row, not the whole stack g times.",
-        "np.repeat repeats each entry in place (0, 0, 1, 1); np.tile repeats the whole "
-        "stack (0, 1, 0, 1). Which order does g = n_heads // n_kv need, and along which "
-        "axis?",
-    ],
-    solution="def repeat_kv(K, n_heads):\n"
-    "    return np.repeat(K, n_heads // len(K), axis=0)  # 0, 0, .., 1, 1, ..",
-    cases=REPEAT_CASES,
-    reference=repeat_kv,
-    mistakes=[("gqa_cycled", lambda K, n_heads: np.concatenate([K] * (n_heads // len(K))))],
-    arg_names=("K", "n_heads"),
-)
-
-
-# ---- gqa_batch: how many sequences' caches fit -------------------------------------------------
-# Llama 2 70B (lesson 21): 80 layers, 64 query heads, 8 key-value heads, d_head 128, float16
-FREE_GIB, N_TOKENS = 44, 4096  # 44 / 1.25 and 44 / 10 are not whole: / is not //
-
-
-def _sequences(kv_heads, keys_and_values=2, whole=True):
-    per_sequence = keys_and_values * 80 * N_TOKENS * kv_heads * 128 * 2 / 2**30  # GiB
-    return int(FREE_GIB // per_sequence) if whole else FREE_GIB / per_sequence
-
-
-GQA_BATCH = Exercise(
-    id="gqa_batch",
-    lesson=LESSON,
+COST_DOUBLING = Exercise(
+    id="cost_doubling",
+    lesson="22_cost_and_memory",
     kind="tuple",
-    answer="(with_8, with_64)",
+    answer="(growth_full, growth_blocked)",
     hints=[
-        "One sequence of 4096 tokens: 2 x 80 x 4096 x n_kv x 128 x 2 bytes (lesson 21's formula).",
-        "Work out one sequence's bytes for each number of key-value heads. A sequence "
-        "either fits whole or not at all: round the count down (//), never to the nearest.",
+        "Full attention holds n x n arrays; blocked attention holds (n, block_size) ones.",
+        "Replace n by 2n in n^2 and in n * block_size (the block size stays), and divide "
+        "each new size by the old one.",
+    ],
+    solution=lambda: f"growth_full = {FULL_GROWTH:g}\ngrowth_blocked = {BLOCKED_GROWTH:g}",
+    expected=(FULL_GROWTH, BLOCKED_GROWTH),
+    mistakes={
+        0: {"linear_in_n": BLOCKED_GROWTH},
+        1: {"blocked_memory_quadratic": FULL_GROWTH},
+    },
+    names=("growth_full", "growth_blocked"),
+)
+
+
+# ---- online_rescale: one update of the running max and running sum --------------------------
+BLOCK_1 = np.array([1.0, 2.0])  # one query's scores, first block of keys
+BLOCK_2 = np.array([3.0, 0.5])  # the next block: its 3 raises the max
+M_OLD = float(BLOCK_1.max())
+L_OLD = float(np.exp(BLOCK_1 - M_OLD).sum())
+ROW = np.concatenate([BLOCK_1, BLOCK_2])
+M_NEW = float(ROW.max())
+L_NEW = float(np.exp(ROW - M_NEW).sum())  # the sum over all four keys, measured from M_NEW
+_NEW_PART = float(np.exp(BLOCK_2 - M_NEW).sum())
+
+
+ONLINE_RESCALE = Exercise(
+    id="online_rescale",
+    lesson="22_cost_and_memory",
+    kind="tuple",
+    answer="(m_new, l_new)",
+    hints=[
+        "The new max is the larger of m_old and the new block's largest score.",
+        "The old sum was measured from m_old; re-measure it from m_new by multiplying it "
+        "by exp(m_old - m_new), then add exp(s - m_new) for the new block's scores.",
+        "Check your numbers: measured from the max, every term exp(s - m_new) is at most "
+        "1, and the term of the max itself is exactly 1, so l_new is at least 1.",
     ],
     solution=lambda: (
-        f"with_8 = {_sequences(8)}  # {FREE_GIB} // 1.25\n"
-        f"with_64 = {_sequences(64)}  # {FREE_GIB} // 10"
+        "m_new = max(m_old, 3.0, 0.5)\n"
+        "l_new = l_old * np.exp(m_old - m_new) + np.exp(3.0 - m_new) + np.exp(0.5 - m_new)\n"
+        f"# m_new = {M_NEW:g}, l_new = {L_NEW:.4f}"
     ),
-    expected=(_sequences(8), _sequences(64)),
+    expected=(M_NEW, L_NEW),
     mistakes={
-        0: {
-            "kv_cache_no_two": _sequences(8, keys_and_values=1),
-            "partial_sequence": _sequences(8, whole=False),
-        },
         1: {
-            "kv_cache_no_two": _sequences(64, keys_and_values=1),
-            "partial_sequence": _sequences(64, whole=False),
-        },
+            "no_rescale": L_OLD + _NEW_PART,
+            "rescale_inverted": L_OLD * np.exp(M_NEW - M_OLD) + _NEW_PART,
+        }
     },
-    names=("with_8", "with_64"),
+    decimals=3,
+    names=("m_new", "l_new"),
+)
+
+
+# ---- blocked_causal: causal blocked attention, tiles above the diagonal skipped ------------
+def causal_attention(Q, K, V, block_size, flipped=False):
+    """The reference: full attention under the causal mask (block_size changes nothing);
+    ``flipped`` uses the upper triangle instead, a mistake."""
+    mask = causal_mask(Q.shape[0], K.shape[0])
+    return attention(Q, K, V, mask=mask.T if flipped else mask)[0]
+
+
+def visible_prefix_attention(Q, K, V, block_size):
+    """The reference: query i reads keys 0..i and their values, and nothing after them.
+
+    Equal to full attention under the causal mask for finite inputs; where a value row
+    holds nan, only the queries that may see that key get nan (a weight of 0 times nan is
+    still nan, so a function that reads a hidden block spreads it to earlier queries).
+    """
+    d_k = Q.shape[-1]
+    rows = [softmax(Q[i] @ K[: i + 1].T / np.sqrt(d_k)) @ V[: i + 1] for i in range(len(Q))]
+    return np.array(rows)  # (n, d_v)
+
+
+def _full_masked(Q, K, V, block_size):
+    """Every score computed, the hidden ones masked: right, but reads every block."""
+    return attention_weights(Q, K, mask=causal_mask(Q.shape[0], K.shape[0])) @ V
+
+
+def _tiled(
+    Q, K, V, block_size, mask_inside=True, rescale_l=True, rescale_a=True, root=True, skip=True
+):
+    """Causal blocked attention in square tiles, with switches that make each named mistake."""
+    n, d_k = Q.shape
+    output = np.zeros((n, V.shape[1]))
+    for q_start in range(0, n, block_size):
+        Q_b = Q[q_start : q_start + block_size]  # (b_q, d_k)
+        rows = np.arange(q_start, q_start + len(Q_b))[:, None]  # (b_q, 1) query positions
+        m = np.full((len(Q_b), 1), -np.inf)
+        l_sum = np.zeros((len(Q_b), 1))
+        a_sum = np.zeros((len(Q_b), V.shape[1]))
+        last = q_start + len(Q_b) if skip else n  # up to the diagonal tile, or every block
+        for k_start in range(0, last, block_size):
+            S_b = Q_b @ K[k_start : k_start + block_size].T  # (b_q, b_k)
+            S_b = S_b / np.sqrt(d_k) if root else S_b
+            cols = np.arange(k_start, k_start + S_b.shape[1])[None, :]  # (1, b_k)
+            S_b = np.where(cols <= rows, S_b, -np.inf) if mask_inside else S_b
+            m_new = np.maximum(m, S_b.max(axis=1, keepdims=True))
+            old_to_new = np.where(np.isfinite(m), np.exp(m - m_new), 0.0)
+            P_b = np.exp(S_b - m_new)
+            l_sum = (l_sum * old_to_new if rescale_l else l_sum) + P_b.sum(axis=1, keepdims=True)
+            a_sum = a_sum * old_to_new if rescale_a else a_sum
+            a_sum = a_sum + P_b @ V[k_start : k_start + block_size]
+            m = m_new
+        output[q_start : q_start + len(Q_b)] = a_sum / l_sum
+    return output
+
+
+_rng = np.random.default_rng(120)
+_Q64, _K64, _V63 = (_rng.normal(size=s) for s in [(6, 4), (6, 4), (6, 3)])
+_Q73, _K73, _V72 = (_rng.normal(size=s) for s in [(7, 3), (7, 3), (7, 2)])
+BLOCKED_CAUSAL_CASES = [
+    (_Q64, _K64, _V63, 2),  # n = 6, d_k = 4, d_v = 3: tiles of 2 x 2
+    (_Q73, _K73, _V72, 3),  # n = 7 = 3 + 3 + 1: a short last tile
+    (ex.Q, ex.K, ex.V, 2),  # the worked example: birds, eat | seeds
+    (_Q64 * 40, _K64 * 40, _V63, 4),  # scores up to about 2e3: exp overflows without the max
+    # value row 2, the first key of the second block, is nan: queries 0 and 1 may not see key
+    # 2, so a function that skips their hidden block keeps their rows finite; one that reads
+    # it (even masked: 0 * nan is nan) does not
+    (_Q64, _K64, np.where(np.arange(6)[:, None] == 2, np.nan, _V63), 2),
+]
+
+
+# measured: which query rows meet which key rows (n = 7 in tiles of 3, n = 8 in tiles of 2)
+_TRACKED = [
+    (_Q73, _K73, _V72, 3),
+    (*(_rng.normal(size=s) for s in [(8, 3), (8, 3), (8, 2)]), 2),
+]
+# measured: peak memory at n = 1024, where the 1024 x 1024 scores alone take 8 MiB
+_LARGE = [(*(_rng.normal(size=(1024, 4)) for _ in range(3)), 32)]
+
+
+def blocked_memory_bound(Q, K, V, block_size):
+    """Bytes a tiled pass may use: 1 MiB, n-row arrays many times over, a few tiles."""
+    n, d = Q.shape[0], Q.shape[1] + V.shape[1]
+    return 2**20 + 16 * 8 * n * d + 8 * 8 * block_size**2
+
+
+BLOCKED_CAUSAL = Exercise(
+    id="blocked_causal",
+    lesson="22_cost_and_memory",
+    kind="function",
+    answer="causal_blocked_attention",
+    hints=[
+        "Take block_size queries at a time. Query i may see keys 0..i, so key blocks that "
+        "start after the tile's last query can be skipped.",
+        "The key block on the diagonal is only partly visible: inside it, hide key j from "
+        "query i when j > i, with both counted over the whole table (global positions), "
+        "not inside the block.",
+        "For each query tile: m, l_sum, a_sum as in blocked_by_hand, over the key blocks "
+        "range(0, q_start + len(Q_b), block_size), masking each S_b before its max.",
+    ],
+    solution="def causal_blocked_attention(Q, K, V, block_size):\n"
+    "    n, d_k = Q.shape\n"
+    "    output = np.zeros((n, V.shape[1]))  # (n, d_v)\n"
+    "    for q_start in range(0, n, block_size):\n"
+    "        Q_b = Q[q_start : q_start + block_size]  # (b_q, d_k)\n"
+    "        rows = np.arange(q_start, q_start + len(Q_b))[:, None]  # query positions\n"
+    "        m = np.full((len(Q_b), 1), -np.inf)\n"
+    "        l_sum = np.zeros((len(Q_b), 1))\n"
+    "        a_sum = np.zeros((len(Q_b), V.shape[1]))\n"
+    "        for k_start in range(0, q_start + len(Q_b), block_size):  # to the diagonal\n"
+    "            S_b = Q_b @ K[k_start : k_start + block_size].T / np.sqrt(d_k)  # (b_q, b_k)\n"
+    "            cols = np.arange(k_start, k_start + S_b.shape[1])[None, :]  # key positions\n"
+    "            S_b = np.where(cols <= rows, S_b, -np.inf)  # the diagonal tile is half hidden\n"
+    "            m_new = np.maximum(m, S_b.max(axis=1, keepdims=True))\n"
+    "            P_b = np.exp(S_b - m_new)\n"
+    "            l_sum = l_sum * np.exp(m - m_new) + P_b.sum(axis=1, keepdims=True)\n"
+    "            a_sum = a_sum * np.exp(m - m_new) + P_b @ V[k_start : k_start + block_size]\n"
+    "            m = m_new\n"
+    "        output[q_start : q_start + len(Q_b)] = a_sum / l_sum\n"
+    "    return output",
+    cases=BLOCKED_CAUSAL_CASES,
+    constraints=(
+        BlockReads(
+            "scores in tiles of block_size queries by block_size keys, none above the diagonal",
+            query=0,
+            key=1,
+            block=3,
+            cases=_TRACKED,
+        ),
+        PeakMemory("never build the n x n matrix", blocked_memory_bound, cases=_LARGE),
+    ),
+    reference=visible_prefix_attention,
+    mistakes=[
+        ("overflow", None),  # inf or nan on large scores, whatever else went wrong
+        ("blocks_not_skipped", _full_masked),
+        ("blocks_not_skipped", lambda *args: _tiled(*args, skip=False)),
+        ("mask_ignored", lambda Q, K, V, b: softmax(Q @ K.T / np.sqrt(Q.shape[-1])) @ V),
+        ("diagonal_block_unmasked", lambda *args: _tiled(*args, mask_inside=False)),
+        ("causal_sees_future", lambda Q, K, V, b: causal_attention(Q, K, V, b, flipped=True)),
+        ("values_not_rescaled", lambda *args: _tiled(*args, rescale_a=False)),
+        ("no_rescale", lambda *args: _tiled(*args, rescale_l=False, rescale_a=False)),
+        ("unscaled", lambda *args: _tiled(*args, root=False)),
+    ],
+    arg_names=("Q", "K", "V", "block_size"),
 )
 
 
 # the exercises in the order of the notebook's check cells
 EXERCISES = (
-    GQA_BY_HAND,
-    GQA_DECODE_STEP,
-    GQA_PREDICT_WEIGHTS,
-    GQA_FIX_REPEAT,
-    GQA_BATCH,
+    COST_MATRIX_MIB,
+    COST_DOUBLING,
+    ONLINE_RESCALE,
+    BLOCKED_CAUSAL,
 )

@@ -1,305 +1,271 @@
-"""Checkers for lesson 23, sliding-window attention.
+"""Checkers for lesson 23, precision: softmax in float32, float16 and bfloat16.
 
-Ids: ``window_by_hand`` (by hand: the window alone, w = 2, on birds, eat, seeds, and birds'
-weights), ``window_ring_decode`` (write a decoder that keeps a ring of w slots),
-``window_ring_slots`` (predict then check: which token sits in each slot after ten tokens),
-``window_fix_alignment`` (find the bug: a window over a cache aligned top-left),
-``window_count_alone`` (transfer, with sympy: the count of allowed entries of the window
-without causality). Expected answers come from ``attnlib.core``, ``attnlib.masks`` and
-``attnlib.cache``; the mistakes are written out here.
+Ids: ``fp16_limits`` (by hand: float16's largest number and where exp overflows),
+``softmax_half`` (write a softmax for float16 that computes in float32),
+``fp16_stall`` (predict then check: a float16 running total of 8192 weights),
+``attention_half_fix`` (find the bug: scores formed in float16 before the cast),
+``bf16_limits`` (transfer: the same two numbers for bfloat16), ``bf16_round`` (predict:
+three numbers rounded to bfloat16). Expected answers come from numpy's ``finfo``, from bit
+patterns, from ``attnlib.core`` and from ``attnlib.precision``.
 """
 
 import numpy as np
-import sympy as sp
 
 from .. import example as ex
-from ..cache import RingKVCache
-from ..core import attention
-from ..masks import sliding_window_mask
-from ..selfcheck.contract import PeakMemory
+from ..core import attention, softmax
+from ..precision import round_to_bfloat16
+from ..selfcheck.contract import Relative
 from ..selfcheck.exercise import Exercise
+from . import widened
 
-LESSON = "23_sliding_window_attention"
+# ---- fp16_limits: float16's largest number and the score where exp overflows ---------------
+FP16_MAX = float(np.finfo(np.float16).max)
+FP16_LIMIT = float(np.log(FP16_MAX))
 
-
-# ---- window_by_hand: the window alone, w = 2, and birds' weights -----------------------------
-def _birds_weights(mask, scaled=True):
-    Q = ex.Q * (1.0 if scaled else np.sqrt(ex.Q.shape[-1]))  # unscaled: undo the division
-    return attention(Q, ex.K, ex.V, mask=mask)[1][0]  # (n_k,): birds' row
-
-
-_ALONE2 = sliding_window_mask(3, w=2, causal=False)  # (3, 3)
-_OFF_BY_ONE2 = sliding_window_mask(3, w=3, causal=False)  # |i - j| <= 2: every key
-_CAUSAL2 = sliding_window_mask(3, w=2)
-
-WINDOW_BY_HAND = Exercise(
-    id="window_by_hand",
-    lesson=LESSON,
+FP16_LIMITS = Exercise(
+    id="fp16_limits",
+    lesson="23_precision",
     kind="tuple",
-    answer="(mask, weights_birds)",
+    answer="(x_max, x_limit)",
     hints=[
-        "Without causality, query i may attend to key j when |i - j| < w: with w = 2, the "
-        "token itself and its neighbours one place away on either side.",
-        "Birds (row 0) sees birds and eat. Its scores are 3 and 9, divided by sqrt(2); seeds "
-        "gets weight 0.",
-        "The weight on eat is 1 / (1 + e^((3 - 9) / sqrt(2))).",
+        "Every mantissa bit set gives 1.1111111111 in binary, just under 2; the top "
+        "ordinary exponent of float16 is 15.",
+        "exp(x) reaches x_max where x = ln(x_max).",
+        "Check: x_max is a whole number a little below 2^16, and exp(x_limit) gives x_max back.",
     ],
     solution=lambda: (
-        "mask = [[1, 1, 0], [1, 1, 1], [0, 1, 1]]  # |i - j| < 2\n"
-        f"weights_birds = ({_birds_weights(_ALONE2)[0]:.3f}, "
-        f"{_birds_weights(_ALONE2)[1]:.3f}, 0)  # softmax of (3, 9) / sqrt(2), seeds hidden"
+        "x_max = (2 - 2**-10) * 2**15  # every mantissa bit set, the top ordinary exponent\n"
+        f"x_limit = np.log(x_max)  # = {FP16_LIMIT:.4f}"
     ),
-    expected=(_ALONE2.astype(float), _birds_weights(_ALONE2)),
+    expected=(FP16_MAX, FP16_LIMIT),
     mistakes={
-        0: {
-            "window_off_by_one": _OFF_BY_ONE2.astype(float),
-            "window_made_causal": _CAUSAL2.astype(float),
-        },
-        1: {
-            "window_off_by_one": _birds_weights(_OFF_BY_ONE2),
-            "window_made_causal": _birds_weights(_CAUSAL2),
-            "unscaled": _birds_weights(_ALONE2, scaled=False),
-        },
+        0: {"exponent_all_ones": 2 * FP16_MAX, "max_power_of_two": 2.0**16},
+        1: {"log10_not_ln": float(np.log10(FP16_MAX))},
     },
     decimals=2,
-    names=("mask", "weights_birds"),
+    names=("x_max", "x_limit"),
 )
 
 
-# ---- window_ring_decode: a decoder with a ring of w slots -----------------------------------
-def ring_decode(Q, K, V, w):
-    """Row t: token t's query over the keys and values of tokens t - w + 1 .. t, from a ring."""
-    Q = np.asarray(Q, dtype=np.float64)
-    K, V = np.asarray(K, dtype=np.float64), np.asarray(V, dtype=np.float64)
-    ring = RingKVCache(w, K.shape[-1], V.shape[-1])
-    rows = []
-    for t in range(len(Q)):
-        ring.append(K[t], V[t])
-        rows.append(attention(Q[t : t + 1], ring.keys, ring.values)[0][0])
-    return np.array(rows)  # (n, d_v)
+# ---- softmax_half: float16 in, float16 out, computed in float32 -----------------------------
+def _softmax_in(x, dtype, axis=-1, row_max=True):
+    """Softmax of x computed in ``dtype``, handed back as float16; switches make mistakes."""
+    z = np.asarray(x).astype(dtype)
+    top = z.max(axis=axis, keepdims=True) if row_max else z.max()
+    E = np.exp(z - top)
+    return (E / E.sum(axis=axis, keepdims=True)).astype(np.float16)
 
 
-def _slots_decode(Q, K, V, w, slot_of, attend_first=False, scaled=True):
-    """A ring decoder whose slot for token t is ``slot_of(t, w)``; the switches make slips."""
-    Q, K, V = (np.asarray(M, dtype=np.float64) for M in (Q, K, V))
-    size = w + 1 if slot_of is _one_more_slot else w
-    K_slots, V_slots, used = np.zeros((size, K.shape[1])), np.zeros((size, V.shape[1])), []
-    d_k = Q.shape[-1]
-    rows = []
-    for t in range(len(Q)):
-        if not attend_first:
-            slot = slot_of(t, w)
-            K_slots[slot], V_slots[slot] = K[t], V[t]
-            used = sorted(set(used) | {slot})
-        if used:
-            scores = K_slots[used] @ Q[t] / (np.sqrt(d_k) if scaled else 1.0)
-            weights = np.exp(scores - scores.max())
-            rows.append(weights / weights.sum() @ V_slots[used])
-        else:  # nothing in the ring yet: an empty blend
-            rows.append(np.zeros(V.shape[1]))
-        if attend_first:
-            slot = slot_of(t, w)
-            K_slots[slot], V_slots[slot] = K[t], V[t]
-            used = sorted(set(used) | {slot})
-    return np.array(rows)
+def _naive_half(x):
+    E = np.exp(np.asarray(x, dtype=np.float16))  # overflows float16 past 11.09
+    return E / E.sum(axis=-1, keepdims=True)
 
 
-def _oldest_slot(t, w):
-    return t % w
-
-
-def _newest_slot(t, w):
-    return min(t, w - 1)  # once full, always the last slot: tokens 0 .. w - 2 never leave
-
-
-def _one_more_slot(t, w):
-    return t % (w + 1)  # a ring of w + 1: the window holds one key too many
-
-
-_rng = np.random.default_rng(94)
-_FAR_KEYS = np.array([[-40.0, 0.0], [0.0, 0.0], [40.0, 0.0], [10.0, 0.0], [25.0, 0.0]])
-RING_CASES = [
-    # n = 7, d_k = 3, d_v = 2; first, since here a window of w + 1 and no window at all differ
-    (*(_rng.normal(size=s) for s in [(7, 3), (7, 3), (7, 2)]), 3),
-    (ex.Q, ex.K, ex.V, 2),  # the worked example: seeds no longer sees birds
-    (*(_rng.normal(size=s) for s in [(9, 4), (9, 4), (9, 5)]), 4),
-    (*(_rng.normal(size=s) for s in [(5, 2), (5, 2), (5, 3)]), 1),  # each token sees itself
-    (*(_rng.normal(size=s) for s in [(4, 3), (4, 3), (4, 2)]), 6),  # w > n: plain causal
-    # scores spread past 709 in a row: exp without subtracting the row max overflows
-    (np.full((5, 2), [30.0, 0.0]), _FAR_KEYS, _rng.normal(size=(5, 3)), 3),
+_rng = np.random.default_rng(17)
+SOFTMAX_HALF_CASES = [
+    (ex.SCALED.astype(np.float16),),  # the worked example's scaled scores, (3, 3)
+    ((10 * _rng.normal(size=(3, 5))).astype(np.float16),),  # scores past 11.09
+    # far apart, one row past float32's 88.72: computing in float32 still needs the row max
+    (np.array([[100.0, 101.0, 99.0], [-80.0, -79.0, -81.0]], dtype=np.float16),),
+    # rows of 4096 keys, where float16 accumulation shows: a float16 running sum of 4096
+    # ones stalls at 2048 (numpy's own float16 .sum() adds in float32 and is exact)
+    # (weights of about 1/4096: 1/2048 is within 0.001 of them, so the tolerance is relative)
+    (np.stack([np.zeros(4096), 0.01 * _rng.normal(size=4096)]).astype(np.float16),),
+    ((3 * _rng.normal(size=(2, 4096))).astype(np.float16),),
+    # any leading axes: a batch of 2 sentences, 3 heads, 4 queries over 5 keys
+    ((3 * _rng.normal(size=(2, 3, 4, 5))).astype(np.float16),),
 ]
 
 
-def ring_memory_bound(Q, K, V, w):
-    """Bytes a ring decoder may use: 512 KiB, n-row results, w slots; no (n, n) table."""
-    return 2**19 + 16 * 8 * len(Q) * V.shape[1] + 16 * 8 * w * (K.shape[1] + V.shape[1])
-
-
-# n = 512, w = 8: an (n, n) table of scores alone takes 2 MiB, the bound 0.8 MiB
-_LARGE = [(*(_rng.normal(size=(512, 4)) for _ in range(3)), 8)]
-
-WINDOW_RING_DECODE = Exercise(
-    id="window_ring_decode",
-    lesson=LESSON,
+SOFTMAX_HALF = Exercise(
+    id="softmax_half",
+    lesson="23_precision",
     kind="function",
-    answer="ring_decode",
+    answer="softmax_half",
     hints=[
-        "Keep K_slots of shape (w, d_k) and V_slots of shape (w, d_v). At step t write "
-        "K[t] and V[t] into slot t % w first, then attend with Q[t] alone.",
-        "Until the ring is full, only the slots written so far hold tokens: attend over "
-        "those, never over the zeros of unwritten slots.",
-        "Score the live keys against Q[t] (divided by sqrt(d_k)), take their softmax, "
-        "blend the live values. The order of the slots does not matter: softmax and the "
-        "blend are sums over keys.",
+        "Cast to float32 first; do every step there; cast the weights back to float16 once.",
+        "Subtract each row's own maximum (axis=-1, keepdims=True) before np.exp.",
+        "Check on one row of 4096 equal float16 scores: every weight must be 1/4096 and "
+        "the row must sum to 1. A sum kept in float16 stops growing long before that.",
     ],
-    solution="def ring_decode(Q, K, V, w):\n"
-    "    d_k = Q.shape[-1]\n"
-    "    K_slots, V_slots = np.zeros((w, d_k)), np.zeros((w, V.shape[-1]))\n"
-    "    rows = []\n"
-    "    for t in range(len(Q)):\n"
-    "        K_slots[t % w], V_slots[t % w] = K[t], V[t]  # overwrite the oldest\n"
-    "        live = min(t + 1, w)  # slots written so far\n"
-    "        scores = K_slots[:live] @ Q[t] / np.sqrt(d_k)  # (live,)\n"
-    "        weights = np.exp(scores - scores.max()) / np.exp(scores - scores.max()).sum()\n"
-    "        rows.append(weights @ V_slots[:live])  # (d_v,)\n"
-    "    return np.array(rows)",
-    cases=RING_CASES,
-    constraints=(
-        PeakMemory("keep no more than w keys, and no n x n table", ring_memory_bound, cases=_LARGE),
-    ),
-    reference=ring_decode,
+    solution="def softmax_half(x):\n"
+    "    z = x.astype(np.float32)  # compute in float32\n"
+    "    E = np.exp(z - z.max(axis=-1, keepdims=True))  # (..., n_k), every entry in (0, 1]\n"
+    "    return (E / E.sum(axis=-1, keepdims=True)).astype(np.float16)  # rounded once",
+    # the last case has a row whose scores spread past 709 (see widened)
+    cases=[*SOFTMAX_HALF_CASES, widened(SOFTMAX_HALF_CASES[1], 0, 60)],
+    reference=lambda x: softmax(x),  # attnlib: float16 in, float16 out, computed in float32
+    exactness=Relative(rtol=2**-9, atol=1e-7),  # one float16 rounding (2^-11) with room
     mistakes=[
-        ("ring_overwrites_newest", lambda Q, K, V, w: _slots_decode(Q, K, V, w, _newest_slot)),
-        ("window_off_by_one", lambda Q, K, V, w: _slots_decode(Q, K, V, w, _one_more_slot)),
-        ("window_forgotten", lambda Q, K, V, w: _slots_decode(Q, K, V, len(Q), _oldest_slot)),
-        (
-            "kv_cache_append_after",
-            lambda Q, K, V, w: _slots_decode(Q, K, V, w, _oldest_slot, attend_first=True),
-        ),
-        ("unscaled", lambda Q, K, V, w: _slots_decode(Q, K, V, w, _oldest_slot, scaled=False)),
+        ("wrong_axis", lambda x: _softmax_in(x, np.float32, axis=0)),
+        ("global_max", lambda x: _softmax_in(x, np.float32, row_max=False)),
+        ("overflow", _naive_half),
     ],
-    arg_names=("Q", "K", "V", "w"),
+    arg_names=("x",),
+    dtype="float16",  # float16 out: a float32 or float64 result is wrong
 )
 
 
-# ---- window_ring_slots: which token sits in each slot ---------------------------------------
-_W_SLOTS, _N_SEEN = 4, 10
-_ring = RingKVCache(_W_SLOTS, 1, 1)
-_ring.append(np.zeros((_N_SEEN, 1)), np.zeros((_N_SEEN, 1)))
-_SLOTS = np.array(_ring.slot_positions, dtype=float)  # [8, 9, 6, 7]
+# ---- fp16_stall: a float16 running total of 8192 weights of 1/8192 --------------------------
+N_STALL = 8192
+_W = np.full(N_STALL, 1 / N_STALL, dtype=np.float16)  # each exactly 2^-13
+TOTAL16 = float(np.cumsum(_W, dtype=np.float16)[-1])  # one addition at a time, in float16
+TOTAL32 = float(np.cumsum(_W, dtype=np.float32)[-1])
 
-WINDOW_RING_SLOTS = Exercise(
-    id="window_ring_slots",
-    lesson=LESSON,
-    kind="value",
-    answer="slots",
+FP16_STALL = Exercise(
+    id="fp16_stall",
+    lesson="23_precision",
+    kind="tuple",
+    answer="(total16, total32)",
     hints=[
-        "Token t goes into slot t % w. Which tokens of 0 .. 9 have t % 4 == 0? The last of "
-        "them is the one slot 0 still holds.",
-        "Do the same for slots 1, 2 and 3: each holds the last token t with t % 4 equal to "
-        "its number. Not every slot was overwritten the same number of times.",
+        "The float16 total stops growing once the gap between float16 numbers at the total "
+        "is twice the addend: then each addition lands halfway and rounds back.",
+        "The gap at a total in [2^k, 2^(k+1)) is 2^(k-10); the addend is 2^-13.",
+        "Find the k with 2^(k-10) = 2 x 2^-13 and where its interval starts. float32 has "
+        "23 mantissa bits: does its gap at the totals you reach ever get that large?",
     ],
     solution=lambda: (
-        f"slots = {[int(s) for s in _SLOTS]}  # slot s holds the last token t with t % 4 == s"
+        f"total16 = {TOTAL16:g}  # stalls where the gap is 2^-12\ntotal32 = {TOTAL32:g}"
     ),
-    expected=_SLOTS,
-    mistakes={
-        "ring_overwrites_newest": [0.0, 1.0, 2.0, 9.0],  # slot w - 1 rewritten every time
-        "ring_listed_by_age": [6.0, 7.0, 8.0, 9.0],  # the live tokens, not where they sit
-        "ring_slot_shifted": [7.0, 8.0, 9.0, 6.0],  # token t in slot (t + 1) % w
-    },
-    name="slots",
+    expected=(TOTAL16, TOTAL32),
+    mistakes={0: {"fp16_sum_exact": TOTAL32, "stall_copied": 0.5}},
+    decimals=3,
+    names=("total16", "total32"),
 )
 
 
-# ---- window_fix_alignment: a window over a cache ---------------------------------------------
-def window_mask(n_q, n_k, w):
-    """The n_q new tokens (the last n_q of n_k) each see their own key and the w - 1 before."""
-    return sliding_window_mask(n_q, n_k, w=w, align="bottom_right")
+# ---- attention_half_fix: scores formed in float16, cast too late ----------------------------
+def _attention_half(Q, K, V, cast_first=True, root=True):
+    """float16 attention computed in float32; switches make the named mistakes."""
+    if cast_first:
+        Q, K = Q.astype(np.float32), K.astype(np.float32)
+    with np.errstate(all="ignore"):
+        S = (Q @ K.T).astype(np.float32)  # (n_q, n_k)
+        S = S / np.sqrt(np.float32(Q.shape[-1])) if root else S
+        E = np.exp(S - S.max(axis=-1, keepdims=True))
+        A = E / E.sum(axis=-1, keepdims=True)
+        return (A @ V.astype(np.float32)).astype(np.float16)
 
 
-def _window_loop(n_q, n_k, w, offset=True, reach=0, causal=True):
-    mask = np.zeros((n_q, n_k), dtype=bool)
-    for i in range(n_q):
-        p = i + (n_k - n_q if offset else 0)
-        for j in range(n_k):
-            near = p - j < w + reach and j - p < w
-            mask[i, j] = near and (j <= p or not causal)
-    return mask
+_Q34, _K54, _V52 = (_rng.normal(size=s).astype(np.float16) for s in [(3, 4), (5, 4), (5, 2)])
+_Q_DOC, _K_DOC, _V_DOC = (M.astype(np.float16) for M in (ex.Q, ex.K, ex.V))
+ATTENTION_HALF_CASES = [
+    (_Q_DOC, _K_DOC, _V_DOC),  # the worked example in float16
+    (_Q34, _K54, _V52),  # n_q = 3, n_k = 5, d_k = 4, d_v = 2
+    (100 * _Q_DOC, 100 * _K_DOC, _V_DOC),  # scores up to 90000, past float16's 65504
+    # scaled scores up to 143000: still past 65504 after dividing by sqrt(d_k), so a "fix"
+    # that scales first but stays in float16 overflows too
+    (150 * _Q_DOC, 150 * _K_DOC, _V_DOC),
+]
 
 
-ALIGN_CASES = [(2, 5, 2), (3, 8, 3), (4, 4, 2), (1, 6, 4), (3, 7, 10), (5, 9, 1)]
-
-WINDOW_FIX_ALIGNMENT = Exercise(
-    id="window_fix_alignment",
-    lesson=LESSON,
+ATTENTION_HALF_FIX = Exercise(
+    id="attention_half_fix",
+    lesson="23_precision",
     kind="function",
-    answer="window_mask",
+    answer="attention_half",
     hints=[
-        "Print the broken mask for n_q = 2, n_k = 5, w = 2: which keys does the last new "
-        "token see? It is token 4 of 0 .. 4.",
-        "The new queries are the last n_q of n_k tokens: query i sits at position p = n_k "
-        "- n_q + i, and sees keys p - w + 1 .. p.",
-        "Compare by broadcasting: the positions p as a column (n_q, 1), the key positions "
-        "j as a row (1, n_k); key j is visible when it is one of the w positions ending at "
-        "p.",
+        "Try the broken function on 100 * Q and 100 * K: where does the first inf appear?",
+        "Q @ K.T of two float16 arrays is a float16 array: past 65504 it is already inf, "
+        "before any cast.",
+        "Cast Q and K (and V) to float32 before the product, then cast the output back once.",
     ],
-    solution="def window_mask(n_q, n_k, w):\n"
-    "    p = np.arange(n_q)[:, None] + n_k - n_q  # (n_q, 1): the new tokens' positions\n"
-    "    j = np.arange(n_k)[None, :]  # (1, n_k)\n"
-    "    return (j > p - w) & (j <= p)  # (n_q, n_k)",
-    cases=ALIGN_CASES,
-    reference=window_mask,
+    solution="def attention_half(Q, K, V):\n"
+    "    Q, K, V = (M.astype(np.float32) for M in (Q, K, V))  # cast first\n"
+    "    S = Q @ K.T / np.sqrt(np.float32(Q.shape[-1]))  # (n_q, n_k), in float32\n"
+    "    E = np.exp(S - S.max(axis=-1, keepdims=True))\n"
+    "    A = E / E.sum(axis=-1, keepdims=True)\n"
+    "    return (A @ V).astype(np.float16)  # rounded once, at the end",
+    cases=ATTENTION_HALF_CASES,
+    reference=lambda Q, K, V: attention(Q, K, V)[0],
     mistakes=[
-        ("window_top_left", lambda n_q, n_k, w: _window_loop(n_q, n_k, w, offset=False)),
-        ("window_off_by_one", lambda n_q, n_k, w: _window_loop(n_q, n_k, w, reach=1)),
-        ("window_not_causal", lambda n_q, n_k, w: _window_loop(n_q, n_k, w, causal=False)),
+        ("cast_after_product", lambda Q, K, V: _attention_half(Q, K, V, cast_first=False)),
+        ("unscaled", lambda Q, K, V: _attention_half(Q, K, V, root=False)),
     ],
-    arg_names=("n_q", "n_k", "w"),
+    decimals=2,
+    arg_names=("Q", "K", "V"),
+    dtype="float16",  # float16 out: a float32 or float64 result is wrong
 )
 
 
-# ---- window_count_alone: the count of the window without causality ---------------------------
-COUNT_NAMES = ("n", "w")
-_n, _w = sp.symbols(COUNT_NAMES, integer=True, positive=True)
-COUNT_ALONE = _n * (2 * _w - 1) - _w * (_w - 1)  # n >= w: 2 w - 1 per row, less the two edges
-COUNT_POINTS = [(10, 3), (7, 7), (100, 9), (5, 1), (12, 4), (40, 17)]
+# ---- bf16_limits: transfer to bfloat16 (8 exponent bits, 7 mantissa bits) -------------------
+# bfloat16 is the top half of a float32: its largest finite number has the bits 0x7F7F.
+BF16_MAX = float(np.array([0x7F7F0000], dtype=np.uint32).view(np.float32)[0])
+BF16_LIMIT = float(np.log(BF16_MAX))
 
-WINDOW_COUNT_ALONE = Exercise(
-    id="window_count_alone",
-    lesson=LESSON,
-    kind="proof",
-    answer="count",
+BF16_LIMITS = Exercise(
+    id="bf16_limits",
+    lesson="23_precision",
+    kind="tuple",
+    answer="(x_max, x_limit)",
     hints=[
-        "Row i sees itself, min(i, w - 1) keys before it and min(n - 1 - i, w - 1) after it.",
-        "By symmetry the keys after add up to the same as the keys before. The keys before "
-        "are the causal count less the diagonal: sum over rows of min(i, w - 1).",
-        "Split that sum at i = w - 1: rows 0 .. w - 1 add i each, rows w .. n - 1 add w - "
-        "1 each. sp.summation adds each part; the count is the diagonal n plus twice the "
-        "keys before.",
+        "The rule of the lesson holds for any format: (2 - 2^-m) * 2^e for m mantissa bits "
+        "and top ordinary exponent e.",
+        "bfloat16 has float32's 8 exponent bits (top ordinary exponent 127) and 7 mantissa bits.",
+        "Check: x_max is a little below 2^128, close to float32's largest number, and "
+        "exp(x_limit) gives x_max back.",
     ],
-    solution=(
-        'n, w = sp.symbols("n w", integer=True, positive=True)  # as in the exercise cell\n'
-        'i = sp.Symbol("i", integer=True)\n'
-        "before = sp.summation(i, (i, 0, w - 1)) + sp.summation(w - 1, (i, w, n - 1))\n"
-        "count = sp.expand(n + 2 * before)  # 2 n w - n - w**2 + w = n (2 w - 1) - w (w - 1)"
+    solution=lambda: (
+        f"x_max = (2 - 2**-7) * 2**127  # = {BF16_MAX:.5g}\n"
+        f"x_limit = np.log(x_max)  # = {BF16_LIMIT:.4f}, as float32's: the same exponent range"
     ),
-    expected=COUNT_ALONE,
+    expected=(BF16_MAX, BF16_LIMIT),
     mistakes={
-        "window_count_no_edges": _n * (2 * _w - 1),
-        "window_off_by_one": _n * (2 * _w + 1) - _w * (_w + 1),
-        "window_count_causal": _n * _w - _w * (_w - 1) / 2,
+        0: {
+            "bf16_mantissa": float(np.finfo(np.float32).max),
+            "bf16_exponent": BF16_MAX / 2.0**112,  # the top exponent 15 in place of 127
+        },
+        1: {"log10_not_ln": float(np.log10(BF16_MAX))},
     },
-    cases=COUNT_POINTS,
-    arg_names=COUNT_NAMES,
+    names=("x_max", "x_limit"),
+)
+
+
+# ---- bf16_round: three numbers rounded to bfloat16 by hand -----------------------------------
+BF16_INPUTS = (259.0, 1 + 2**-8, 70000.0)  # above 256 the step is 2; a tie at 1; past 65504
+BF16_ROUNDED = tuple(float(v) for v in round_to_bfloat16(BF16_INPUTS))
+
+
+def _truncated(x):
+    """Drop the low 16 bits without rounding (a bfloat16 made by cutting, not rounding)."""
+    bits = np.float32(x).view(np.uint32) & np.uint32(0xFFFF0000)
+    return float(bits.view(np.float32))
+
+
+BF16_ROUND = Exercise(
+    id="bf16_round",
+    lesson="23_precision",
+    kind="tuple",
+    answer="(r_259, r_tie, r_70000)",
+    hints=[
+        "Find the power of 2 at or below the number, 2^k; bfloat16's step there is 2^(k-7). "
+        "Round to the nearest multiple of the step.",
+        "259 lies in [256, 512): step 2. 1 + 2^-8 lies in [1, 2): step 2^-7, so it is exactly "
+        "halfway. 70000 lies in [65536, 131072): step 512.",
+        "A tie goes to the even multiple of the step (last kept bit 0): 259 is 129.5 steps of "
+        "2, 1 + 2^-8 is 128.5 steps of 2^-7; 70000 / 512 = 136.7.",
+    ],
+    solution=lambda: (
+        f"r_259 = {BF16_ROUNDED[0]:g}  # 129.5 steps of 2: a tie, to the even 130\n"
+        f"r_tie = {BF16_ROUNDED[1]:g}  # 128.5 steps of 2^-7: a tie, to the even 128\n"
+        f"r_70000 = {BF16_ROUNDED[2]:g}  # 136.7 steps of 512: 137; float16 would give inf"
+    ),
+    expected=BF16_ROUNDED,
+    mistakes={
+        0: {"truncated": _truncated(259.0), "float16_step": 259.0},
+        1: {"tie_away_from_even": 1 + 2**-7, "float16_step": 1 + 2**-8},
+        2: {"truncated": _truncated(70000.0), "float16_range": float("inf")},
+    },
+    names=("r_259", "r_tie", "r_70000"),
 )
 
 
 # the exercises in the order of the notebook's check cells
 EXERCISES = (
-    WINDOW_BY_HAND,
-    WINDOW_RING_DECODE,
-    WINDOW_RING_SLOTS,
-    WINDOW_FIX_ALIGNMENT,
-    WINDOW_COUNT_ALONE,
+    FP16_LIMITS,
+    SOFTMAX_HALF,
+    FP16_STALL,
+    ATTENTION_HALF_FIX,
+    BF16_LIMITS,
+    BF16_ROUND,
 )

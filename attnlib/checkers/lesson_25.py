@@ -1,251 +1,260 @@
-"""Checkers for lesson 25, a tiny GPT assembled and trained in numpy.
+"""Checkers for lesson 25, decoding with a key-value cache.
 
-Ids: ``gpt_cross_entropy_by_hand`` (by hand: the loss and its gradient for one row of
-logits), ``gpt_layer_norm_backward`` (write layer norm's backward pass),
-``gpt_predict_first_loss`` (predict: the loss of an untrained model on the induction task),
-``gpt_fix_embedding_backward`` (find the bug: an embedding gradient that loses repeated
-tokens), ``gpt_tied_gradient`` (transfer: the gradient of E when W_U = E^T). Expected
-answers come from ``attnlib.block``, ``attnlib.gpt`` and numpy.
+Ids: ``kv_by_hand`` (by hand: "eat seeds" decoded in two steps), ``kv_decode`` (write a
+decoder that appends to a cache and attends with one query per step), ``kv_predict_doubling``
+(predict then check: the work of one cached step when n doubles), ``kv_fix_chunk`` (find the
+bug: several new queries over a cache with a top-left mask), ``kv_cache_gib`` (transfer: the
+cache of another public model, Mistral 7B). Expected answers come from ``attnlib.core``,
+``attnlib.masks`` and ``attnlib.cache``; the mistakes are written out here.
 """
 
 import numpy as np
 
-from ..block import layer_norm_backward
-from ..gpt import cross_entropy, cross_entropy_backward
-from ..selfcheck.contract import Within
+from .. import example as ex
+from ..cache import KVCache
+from ..core import attention
+from ..masks import causal_mask
+from ..selfcheck.contract import PeakMemory
 from ..selfcheck.exercise import Exercise
 
-LESSON = "25_tiny_gpt"
+LESSON = "25_decoding_with_a_kv_cache"
 
-# ---- gpt_cross_entropy_by_hand: logits (0, log 2, log 5), the next token is 1 ----------------
-Z = np.log(np.array([1.0, 2.0, 5.0]))  # (vocab,) = (3,): exp gives 1, 2, 5, which sum to 8
-T = 1
-LOSS = cross_entropy(Z[None, None], [[T]])  # -log(2/8) = log 4
-DZ = cross_entropy_backward(Z[None, None], [[T]])[0, 0]  # (1, 2, 5) / 8 - (0, 1, 0)
-P = np.exp(Z) / np.exp(Z).sum()
 
-GPT_CROSS_ENTROPY_BY_HAND = Exercise(
-    id="gpt_cross_entropy_by_hand",
+def _causal(Q, K, V, scaled=True):
+    """Full causal attention, the rows every decoding step must give."""
+    Q = np.asarray(Q, dtype=np.float64)
+    factor = 1.0 if scaled else np.sqrt(Q.shape[-1])  # unscaled: undo the division
+    return attention(Q * factor, K, V, mask=causal_mask(len(Q)))[0]
+
+
+# ---- kv_by_hand: "eat seeds", two steps ------------------------------------------------------
+_EAT, _SEEDS = 1, 2
+_Q2, _K2, _V2 = ex.Q[[_EAT, _SEEDS]], ex.K[[_EAT, _SEEDS]], ex.V[[_EAT, _SEEDS]]
+_out2, _A2 = attention(_Q2, _K2, _V2, mask=causal_mask(2))
+_out2_unscaled, _A2_unscaled = attention(_Q2 * np.sqrt(2), _K2, _V2, mask=causal_mask(2))
+
+KV_BY_HAND = Exercise(
+    id="kv_by_hand",
     lesson=LESSON,
     kind="tuple",
-    answer="(loss, dz)",
+    answer="(output_0, weights_1, output_1)",
     hints=[
-        "exp of the logits is (1, 2, 5): softmax divides by their sum, 8.",
-        "loss = -log(p_1) = -log(2/8); dz = p - onehot(1), so subtract 1 at index 1 only.",
-        "Check: the three entries of dz sum to 0, and only the right token's entry is negative.",
+        "Step 0: the cache holds eat's key and value only, so eat's query gets weight 1 on it.",
+        "Step 1: seeds' query (2, 3) meets the cached keys of eat (1, 2) and seeds (2, 1): "
+        "scores 8 and 7, each divided by sqrt(2).",
+        "The weight on eat is 1 / (1 + e^(s_seeds - s_eat)) with the two divided scores; "
+        "the output blends the two cached values with the two weights.",
     ],
     solution=lambda: (
-        "p = np.array([1, 2, 5]) / 8  # softmax of (0, log 2, log 5)\n"
-        "loss = -np.log(p[1])\n"
-        "dz = p - np.array([0, 1, 0])\n"
-        f"# loss = {LOSS:.3f}, dz = {np.round(DZ, 3)}"
+        f"output_0 = ({_out2[0, 0]:.0f}, {_out2[0, 1]:.0f})  # one key: weight 1 on eat's value\n"
+        f"weights_1 = ({_A2[1, 0]:.3f}, {_A2[1, 1]:.3f})  # softmax of (8, 7) / sqrt(2)\n"
+        f"output_1 = ({_out2[1, 0]:.3f}, {_out2[1, 1]:.3f})  # 0.670 (4, 2) + 0.330 (2, 4)"
     ),
-    expected=(LOSS, DZ),
+    expected=(_out2[0], _A2[1], _out2[1]),
     mistakes={
-        0: {"ce_sign": -LOSS, "ce_log10": -float(np.log10(P[T]))},
-        1: {"ce_grad_no_onehot": P, "ce_grad_sign": -DZ},
+        1: {"unscaled": _A2_unscaled[1]},
+        2: {"unscaled": _out2_unscaled[1]},
     },
-    decimals=3,
-    names=("loss", "dz"),
+    decimals=2,
+    names=("output_0", "weights_1", "output_1"),
 )
 
 
-# ---- gpt_layer_norm_backward: dX, dgamma, dbeta of layer norm (eps = 1e-5) -------------------
-def _layer_norm_reference(X, gamma, dY):
-    return layer_norm_backward(X, dY, gamma)
+# ---- kv_decode: a decoder with a cache -------------------------------------------------------
+def decode(Q, K, V):
+    """Row t: token t's query over the keys and values of tokens 0 .. t, read from a cache."""
+    Q = np.asarray(Q, dtype=np.float64)
+    K, V = np.asarray(K, dtype=np.float64), np.asarray(V, dtype=np.float64)
+    cache = KVCache(len(Q), K.shape[-1], V.shape[-1])
+    rows = []
+    for t in range(len(Q)):
+        cache.append(K[t], V[t])
+        rows.append(attention(Q[t : t + 1], cache.keys, cache.values)[0][0])
+    return np.array(rows)  # (n, d_v)
 
 
-def layer_norm_grads(X, gamma, dY, mean=True, projection=True, use_gamma=True):
-    """Layer norm's backward, with switches that make each named mistake."""
-    mu = X.mean(axis=1, keepdims=True)
-    sigma = np.sqrt(((X - mu) ** 2).mean(axis=1, keepdims=True) + 1e-5)
-    X_hat = (X - mu) / sigma
-    g = dY * gamma if use_gamma else dY
-    dX = g
-    if mean:
-        dX = dX - g.mean(axis=1, keepdims=True)
-    if projection:
-        dX = dX - X_hat * (g * X_hat).mean(axis=1, keepdims=True)
-    return dX / sigma, (dY * X_hat).sum(axis=0), dY.sum(axis=0)
+def _append_after(Q, K, V):
+    """The bug: attend first, append after, so token t sees only tokens 0 .. t - 1.
+
+    Over an empty cache numpy's softmax is an empty row and the blend is a row of zeros.
+    """
+    Q, K, V = (np.asarray(M, dtype=np.float64) for M in (Q, K, V))
+    rows = [np.zeros(V.shape[-1])]
+    for t in range(1, len(Q)):
+        rows.append(attention(Q[t : t + 1], K[:t], V[:t])[0][0])
+    return np.array(rows)
 
 
-_rng = np.random.default_rng(950)
-LAYER_NORM_CASES = [
-    # n = 4 tokens, d_model = 5; gamma away from 1 so forgetting it shows
-    (_rng.normal(size=(4, 5)), _rng.normal(1.0, 0.5, size=5), _rng.normal(size=(4, 5))),
-    # n = 3, d_model = 6, rows of very different sizes
-    (
-        _rng.normal(size=(3, 6)) * [[0.1], [1.0], [30.0]],
-        _rng.normal(size=6),
-        _rng.normal(size=(3, 6)),
-    ),
-    # the worked example's X, gamma = 2, dY asks for column 0
-    (np.array([[1.0, 0, 2, 0], [0, 2, 0, 1], [1, 1, 1, 0]]), np.full(4, 2.0), np.eye(3, 4)),
+_rng = np.random.default_rng(91)
+_FAR_KEYS = np.array([[-40.0, 0.0], [0.0, 0.0], [40.0, 0.0], [10.0, 0.0]])  # q.k up to +-1200
+DECODE_CASES = [
+    (ex.Q, ex.K, ex.V),  # the worked example
+    tuple(_rng.normal(size=s) for s in [(5, 3), (5, 3), (5, 2)]),  # n = 5, d_k = 3, d_v = 2
+    tuple(_rng.normal(size=s) for s in [(4, 2), (4, 2), (4, 6)]),
+    tuple(_rng.normal(size=s) for s in [(7, 4), (7, 4), (7, 3)]),
+    # scores spread past 709 in a row: exp without subtracting the row max overflows
+    (np.full((4, 2), [30.0, 0.0]), _FAR_KEYS, _rng.normal(size=(4, 3))),
 ]
 
-GPT_LAYER_NORM_BACKWARD = Exercise(
-    id="gpt_layer_norm_backward",
+
+def decode_memory_bound(Q, K, V):
+    """Bytes a decoder may use: 512 KiB and n-row arrays many times over, no (n, n) table."""
+    return 2**19 + 16 * 8 * len(Q) * (Q.shape[1] + V.shape[1])
+
+
+# n = 512: the (n, n) scores alone take 2 MiB, the bound 1 MiB
+_LARGE = [tuple(_rng.normal(size=(512, 4)) for _ in range(3))]
+
+KV_DECODE = Exercise(
+    id="kv_decode",
     lesson=LESSON,
     kind="function",
-    answer="layer_norm_backward",
+    answer="decode",
     hints=[
-        "Recompute each row's mean, sigma = sqrt(var + 1e-5) and x_hat = (x - mean) / "
-        "sigma; then g = dY * gamma.",
-        "dX takes g, subtracts its row mean and x_hat times the row mean of g * x_hat, and "
-        "divides by sigma; every mean runs along the row (axis=1, keepdims=True).",
-        "gamma and beta are shared by every row: their gradients add up over the rows "
-        "(axis=0), dY times x_hat for gamma and dY alone for beta.",
+        "Loop over t. Keep K_cache and V_cache, starting with 0 rows; each step first "
+        "appends K[t] and V[t] (np.vstack), then attends with Q[t] alone.",
+        "Step t: score every cached key against Q[t] (one dot product each, divided by "
+        "sqrt(d_k)), take the softmax of those t + 1 numbers and blend the cached values "
+        "with them. Collect one output row per step.",
+        "attnlib.KVCache(n, d_k, d_v) with cache.append(K[t], V[t]) and "
+        "attnlib.attention(Q[t:t + 1], cache.keys, cache.values) does the same.",
     ],
-    solution="def layer_norm_backward(X, gamma, dY):\n"
-    "    mean = X.mean(axis=1, keepdims=True)  # (n, 1)\n"
-    "    sigma = np.sqrt(((X - mean) ** 2).mean(axis=1, keepdims=True) + 1e-5)  # (n, 1)\n"
-    "    X_hat = (X - mean) / sigma  # (n, d_model)\n"
-    "    g = dY * gamma  # the gradient reaching X_hat\n"
-    "    dX = (g - g.mean(axis=1, keepdims=True)\n"
-    "          - X_hat * (g * X_hat).mean(axis=1, keepdims=True)) / sigma\n"
-    "    return dX, (dY * X_hat).sum(axis=0), dY.sum(axis=0)",
-    cases=LAYER_NORM_CASES,
-    reference=_layer_norm_reference,
+    solution="def decode(Q, K, V):\n"
+    "    d_k = Q.shape[-1]\n"
+    "    K_cache, V_cache = np.empty((0, d_k)), np.empty((0, V.shape[-1]))\n"
+    "    rows = []\n"
+    "    for t in range(len(Q)):\n"
+    "        K_cache, V_cache = np.vstack([K_cache, K[t]]), np.vstack([V_cache, V[t]])  # append\n"
+    "        scores = K_cache @ Q[t] / np.sqrt(d_k)  # (t + 1,)\n"
+    "        weights = np.exp(scores - scores.max()) / np.exp(scores - scores.max()).sum()\n"
+    "        rows.append(weights @ V_cache)  # (d_v,)\n"
+    "    return np.array(rows)",
+    cases=DECODE_CASES,
+    constraints=(PeakMemory("do not build an n x n table", decode_memory_bound, cases=_LARGE),),
+    reference=_causal,  # the rows every step must give, computed at once (decode is slower)
     mistakes=[
-        ("ln_backward_no_mean", lambda *args: layer_norm_grads(*args, mean=False)),
-        ("ln_backward_no_projection", lambda *args: layer_norm_grads(*args, projection=False)),
-        ("ln_backward_gamma_forgotten", lambda *args: layer_norm_grads(*args, use_gamma=False)),
+        ("kv_cache_append_after", _append_after),
+        ("kv_cache_future_keys", lambda Q, K, V: attention(Q, K, V)[0]),
+        ("unscaled", lambda Q, K, V: _causal(Q, K, V, scaled=False)),
     ],
-    arg_names=("X", "gamma", "dY"),
-    result_names=("dX", "dgamma", "dbeta"),
+    arg_names=("Q", "K", "V"),
 )
 
 
-# ---- gpt_predict_first_loss: an untrained model (std 0.02), vocabulary 12 --------------------
-VOCAB = 12
-FIRST_LOSS = float(np.log(VOCAB))  # logits near 0: every token about 1/12
-# the first loss over 200 seeds (tests/test_checks_contract.py measures it again): from
-# 2.476 to 2.510, mean log 12 + (11/12) d_model std^2 / 2 = 2.491
-FIRST_LOSS_RANGE = (2.476, 2.510)
+# ---- kv_predict_doubling: the work of one cached step when n doubles --------------------------
+KV_PREDICT_DOUBLING = Exercise(
+    id="kv_predict_doubling",
+    lesson=LESSON,
+    kind="choice",
+    answer="prediction",
+    hints=[
+        "A cached step has one query. How many keys does it meet when the cache holds n tokens?",
+        "One dot product per cached key and one value row per weight: count the "
+        "multiplications as a formula in n and d, leaving out the projection of the one "
+        "new token, which does not depend on n.",
+    ],
+    solution="prediction = 'twice'  # one query meets n keys: the work grows like n",
+    expected="twice",
+    options=("the same", "twice", "four times"),
+    mistakes={"four times": "kv_predict_quadratic", "the same": "kv_predict_constant"},
+)
 
-GPT_PREDICT_FIRST_LOSS = Exercise(
-    id="gpt_predict_first_loss",
+
+# ---- kv_fix_chunk: several new queries over the cache ----------------------------------------
+def attend_new(Q_new, K_cache, V_cache):
+    """The n_q new tokens (the last n_q rows of the cache) attend causally over the cache."""
+    n_q, n_k = len(Q_new), len(K_cache)
+    return attention(Q_new, K_cache, V_cache, mask=causal_mask(n_q, n_k, align="bottom_right"))[0]
+
+
+def _attend_new_top_left(Q_new, K_cache, V_cache):
+    n_q, n_k = len(Q_new), len(K_cache)
+    return attention(Q_new, K_cache, V_cache, mask=causal_mask(n_q, n_k))[0]  # the bug
+
+
+CHUNK_CASES = [
+    tuple(_rng.normal(size=s) for s in [(2, 3), (5, 3), (5, 2)]),  # 2 new after 3 cached
+    tuple(_rng.normal(size=s) for s in [(4, 2), (7, 2), (7, 3)]),
+    tuple(_rng.normal(size=s) for s in [(3, 4), (3, 4), (3, 5)]),  # the whole prompt at once
+    (ex.Q[1:], ex.K, ex.V),  # eat and seeds after birds (lesson 11)
+    (np.full((2, 2), [30.0, 0.0]), _FAR_KEYS, _rng.normal(size=(4, 3))),  # rows spread past 709
+]
+
+KV_FIX_CHUNK = Exercise(
+    id="kv_fix_chunk",
+    lesson=LESSON,
+    kind="function",
+    answer="attend_new",
+    hints=[
+        "Print the broken mask for n_q = 2, n_k = 5: can the last new token see its own "
+        "key, the last row of the cache?",
+        "The new queries are the last n_q of n_k tokens: query i sits at place n_k - n_q + i.",
+        "np.tril(M, k) keeps the diagonal shifted k places to the right and everything "
+        "below it: which k lets query i see keys up to place n_k - n_q + i?",
+    ],
+    solution="def attend_new(Q_new, K_cache, V_cache):\n"
+    "    n_q, n_k = len(Q_new), len(K_cache)\n"
+    "    mask = np.tril(np.ones((n_q, n_k), dtype=bool), k=n_k - n_q)  # bottom-right\n"
+    "    return attnlib.attention(Q_new, K_cache, V_cache, mask=mask)[0]",
+    cases=CHUNK_CASES,
+    reference=attend_new,
+    mistakes=[
+        ("top_left_with_cache", _attend_new_top_left),
+        (
+            "kv_cache_future_keys",
+            lambda Q_new, K_cache, V_cache: attention(Q_new, K_cache, V_cache)[0],
+        ),
+    ],
+    arg_names=("Q_new", "K_cache", "V_cache"),
+)
+
+
+# ---- kv_cache_gib: transfer, Mistral 7B's cache ---------------------------------------------
+# Mistral-7B-v0.1's config.json: num_hidden_layers 32, num_attention_heads 32,
+# num_key_value_heads 8, hidden_size 4096 (d_head = 128), torch_dtype bfloat16 (2 bytes)
+MISTRAL = {"layers": 32, "n_heads": 32, "kv_heads": 8, "d_head": 4096 // 32, "bytes": 2}
+N_TOKENS = 8192
+
+
+def _gib(layers, n, kv_heads, d_head, nbytes, keys_and_values=2):
+    return keys_and_values * layers * n * kv_heads * d_head * nbytes / 2**30
+
+
+_m = MISTRAL
+KV_CACHE_GIB = Exercise(
+    id="kv_cache_gib",
     lesson=LESSON,
     kind="value",
-    answer="first_loss",
+    answer="cache_gib",
     hints=[
-        "With weights of spread 0.02 every logit is close to 0. What probability does "
-        "softmax give each of 12 tokens then?",
-        "The loss is minus the log of the right token's probability: put in your answer to "
-        "the first hint. The logits are small but not exactly 0; the exercise text says "
-        "how far a real first loss lands from that value.",
+        "The lesson's formula: 2 x layers x n x kv_heads x d_head x bytes, then divide by 2**30.",
+        "d_head = hidden_size / num_attention_heads = 4096 / 32; the cache keeps "
+        "num_key_value_heads heads, and bfloat16 takes 2 bytes.",
     ],
-    solution=lambda: f"first_loss = np.log(12)  # {FIRST_LOSS:.3f}",
-    expected=FIRST_LOSS,
+    solution=lambda: (
+        "cache_gib = 2 * 32 * 8192 * 8 * (4096 // 32) * 2 / 2**30  # = "
+        f"{_gib(_m['layers'], N_TOKENS, _m['kv_heads'], _m['d_head'], _m['bytes']):.2f}"
+    ),
+    expected=_gib(_m["layers"], N_TOKENS, _m["kv_heads"], _m["d_head"], _m["bytes"]),
     mistakes={
-        "untrained_probability": 1 / VOCAB,
-        "ce_log10": float(np.log10(VOCAB)),
-        "ce_sign": -FIRST_LOSS,
+        "kv_cache_no_two": _gib(
+            _m["layers"], N_TOKENS, _m["kv_heads"], _m["d_head"], _m["bytes"], keys_and_values=1
+        ),
+        "kv_cache_query_heads": _gib(
+            _m["layers"], N_TOKENS, _m["n_heads"], _m["d_head"], _m["bytes"]
+        ),
+        "kv_cache_float32": _gib(_m["layers"], N_TOKENS, _m["kv_heads"], _m["d_head"], 4),
     },
-    decimals=3,  # the lesson prints log 12 = 2.485
-    exactness=Within(*FIRST_LOSS_RANGE, 3, "the range the first loss takes over seeds"),
-    name="first_loss",
-)
-
-
-# ---- gpt_fix_embedding_backward: dE from dX, repeated tokens included ------------------------
-def _embedding_reference(tokens, dX, vocab):
-    dE = np.zeros((vocab, dX.shape[-1]))
-    for b, i in np.ndindex(tokens.shape):  # every position adds its row to its token's row
-        dE[tokens[b, i]] += dX[b, i]
-    return dE
-
-
-def _embedding_fancy(tokens, dX, vocab):
-    dE = np.zeros((vocab, dX.shape[-1]))
-    dE[tokens] += dX  # one write per distinct token: repeats are lost
-    return dE
-
-
-def _embedding_mean(tokens, dX, vocab):
-    dE = _embedding_reference(tokens, dX, vocab)
-    counts = np.bincount(tokens.ravel(), minlength=vocab)[:, None]  # (vocab, 1)
-    return dE / np.maximum(counts, 1)
-
-
-_rng = np.random.default_rng(951)
-EMBEDDING_CASES = [
-    # B = 2 sequences of n = 5, vocab 7 (tokens 5 and 6 unused), d_model = 3; repeats
-    (np.array([[0, 3, 1, 3, 3], [2, 0, 4, 1, 0]]), _rng.normal(size=(2, 5, 3)), 7),
-    # one sequence with every token different: no repeats to lose
-    (np.array([[4, 1, 0, 2]]), _rng.normal(size=(1, 4, 2)), 5),
-    # the same token everywhere
-    (np.full((3, 2), 1), _rng.normal(size=(3, 2, 4)), 2),
-]
-
-GPT_FIX_EMBEDDING_BACKWARD = Exercise(
-    id="gpt_fix_embedding_backward",
-    lesson=LESSON,
-    kind="function",
-    answer="embedding_backward",
-    hints=[
-        "Try the broken function on tokens [[3, 3]]: row 3 of dE should be dX[0, 0] + dX[0, 1].",
-        "dE[tokens] += dX reads dE[tokens], adds, and writes back once per index: a "
-        "repeated index keeps only its last write.",
-        "np.add.at(array, indices, values) adds without buffering, so a repeated index "
-        "adds every time; a loop over the positions (b, i) does the same.",
-    ],
-    solution="def embedding_backward(tokens, dX, vocab):\n"
-    "    dE = np.zeros((vocab, dX.shape[-1]))  # (vocab, d_model)\n"
-    "    np.add.at(dE, tokens, dX)  # every position adds its row, repeats included\n"
-    "    return dE",
-    cases=EMBEDDING_CASES,
-    reference=_embedding_reference,
-    mistakes=[
-        ("embedding_repeat_lost", _embedding_fancy),
-        ("embedding_averaged", _embedding_mean),
-    ],
-    arg_names=("tokens", "dX", "vocab"),
-    result_names=("dE",),
-)
-
-
-# ---- gpt_tied_gradient: W_U = E^T, so E's gradient comes by two paths ------------------------
-def _tied_reference(dE, dW_U):
-    return dE + dW_U.T  # (vocab, d_model) + (d_model, vocab)^T
-
-
-_rng = np.random.default_rng(952)
-TIED_CASES = [
-    (_rng.normal(size=(7, 4)), _rng.normal(size=(4, 7))),  # vocab 7, d_model 4
-    (_rng.normal(size=(3, 5)), _rng.normal(size=(5, 3))),
-]
-
-GPT_TIED_GRADIENT = Exercise(
-    id="gpt_tied_gradient",
-    lesson=LESSON,
-    kind="function",
-    answer="tied_gradient",
-    hints=[
-        "E is used twice: to embed the tokens and, transposed, to score the next token.",
-        "Lesson 94: when a variable feeds several places, its gradients add up.",
-        "dW_U has shape (d_model, vocab) and E has (vocab, d_model): turn the second "
-        "path's gradient into E's shape before adding.",
-    ],
-    solution="def tied_gradient(dE, dW_U):\n"
-    "    return dE + dW_U.T  # (vocab, d_model): both paths, the second turned back",
-    cases=TIED_CASES,
-    reference=_tied_reference,
-    mistakes=[
-        ("tied_one_path", lambda dE, dW_U: dE),
-        ("tied_one_path", lambda dE, dW_U: dW_U.T),
-        ("tied_not_transposed", lambda dE, dW_U: dE + dW_U.reshape(dE.shape)),
-    ],
-    arg_names=("dE", "dW_U"),
-    result_names=("dE_tied",),
+    decimals=2,
+    name="cache_gib",
 )
 
 
 # the exercises in the order of the notebook's check cells
 EXERCISES = (
-    GPT_CROSS_ENTROPY_BY_HAND,
-    GPT_LAYER_NORM_BACKWARD,
-    GPT_PREDICT_FIRST_LOSS,
-    GPT_FIX_EMBEDDING_BACKWARD,
-    GPT_TIED_GRADIENT,
+    KV_BY_HAND,
+    KV_DECODE,
+    KV_PREDICT_DOUBLING,
+    KV_FIX_CHUNK,
+    KV_CACHE_GIB,
 )

@@ -199,7 +199,7 @@ MISTAKES = {
         "the running sum of weighted values was not rescaled: when the max rises it must be "
         "multiplied by exp(m_old - m_new), exactly like the running sum l."
     ),
-    # lesson 24 (FlashAttention)
+    # lesson 29 (FlashAttention)
     "lse_without_max": (
         "L is the log of the whole row's sum, log sum_j exp(s_j); the running sum l was "
         "measured from the max m, so L = m + log(l), not log(l)."
@@ -228,7 +228,7 @@ MISTAKES = {
         "log-sum-exps do not add: the sums add, so L = log(exp(L_a) + exp(L_b)), computed "
         "from the larger one out, max + log(exp(L_a - max) + exp(L_b - max))."
     ),
-    # lesson 23 (sliding-window attention)
+    # lesson 28 (sliding-window attention)
     "window_off_by_one": (
         "the window holds one key too many: with a window of w, query i sees w keys, its own "
         "and the w - 1 before it (i - w < j <= i); without causality |i - j| < w, not <= w."
@@ -267,7 +267,7 @@ MISTAKES = {
         "that is the causal window's count, keys i - w + 1 .. i; the window alone also counts "
         "the keys after the query, |i - j| < w."
     ),
-    # lesson 25 (a tiny GPT)
+    # lesson 30 (a tiny GPT)
     "ce_sign": (
         "the loss is -log p_t, a positive number: log of a probability is negative, so keep "
         "the minus sign."
@@ -310,7 +310,7 @@ MISTAKES = {
     "tied_not_transposed": (
         "W_U = E^T, so W_U's gradient reaches E transposed: dE + dW_U^T, shape (vocab, d_model)."
     ),
-    # lessons 07 to 10, 14, 16 and 18
+    # lessons 07 to 11, 16, 18 and 22
     "temperature_inverted": (
         "the scores were multiplied by the temperature: a temperature T divides them, so T > 1"
         " narrows the gaps (flatter weights) and T < 1 widens them (sharper weights)."
@@ -373,7 +373,7 @@ MISTAKES = {
         "still needs the mask inside it (key j <= query i), or each query sees a few keys "
         "after itself."
     ),
-    # ---- lessons 11 and 12: attention with no weights; order and positions ----
+    # ---- lessons 12 and 13: attention with no weights; order and positions ----
     "row_sums_differ": (
         "the scores are symmetric, but softmax divides row i by its own sum Z_i, so "
         "Z_i a_ij = Z_j a_ji: the row with the smaller sum gives the larger weight, and the "
@@ -410,7 +410,7 @@ MISTAKES = {
         "sin((p + k) w) = sin(p w) cos(k w) + cos(p w) sin(k w) the first row of a block is "
         "[cos(k w), sin(k w)]."
     ),
-    # ---- lessons 15 and 17: the transformer block, training an attention head ----
+    # ---- lessons 17 and 21: the transformer block, training an attention head ----
     "ln_unbiased": (
         "layer norm divides the squared distances from the mean by d_model, not d_model - 1: "
         "the variance of a row is their plain mean (np.var's default, ddof=0)."
@@ -493,7 +493,7 @@ MISTAKES = {
         "softmax ignores a shift of all of a query's scores (lesson 05), so a weight that only "
         "adds the same amount to every key's score gets gradient 0 and never moves."
     ),
-    # ---- lessons 19 and 20: precision, checking against a framework -------------------------
+    # ---- lessons 23 and 24: precision, checking against a framework -------------------------
     "exponent_all_ones": (
         "the all-ones exponent is kept for inf and nan: float16's top ordinary exponent is 15, "
         "so its largest number is (2 - 2^-10) * 2^15."
@@ -617,7 +617,7 @@ MISTAKES = {
         "changes row i by A[i, eat] d, not by all of d (the weights do not depend on V)."
     ),
     # end of lessons 01-06
-    # lesson 13, rotary positions
+    # lesson 14, rotary positions
     "rope_clockwise": (
         "the pair turned the wrong way: a turn by the angle a sends (x_1, x_2) to "
         "(x_1 cos a - x_2 sin a, x_1 sin a + x_2 cos a), counterclockwise for a > 0."
