@@ -107,12 +107,21 @@ $(SITE_STAMP): $(STAMP) pyproject.toml
 site: $(SITE_STAMP)
 	$(BIN)/python tools/build_site.py
 
-## test-site: build the site and open every page in Chromium (no request may leave localhost);
+## test-site: build the site and open every page in Chromium, over HTTP and from file://
+##      (no request may leave localhost, no console error, no dead link), with axe-core's
+##      accessibility audit of each page (npm ci of tools/site/package-lock.json into build/axe);
 ##      NET=offline runs it in a network namespace with only loopback (root: `unshare -n`)
 NET ?=
 OFFLINE = $(if $(filter offline,$(NET)),unshare -n sh -c 'ip link set lo up && exec "$$0" "$$@"',)
-test-site: $(SITE_STAMP) $(BROWSER_STAMP)
-	$(OFFLINE) env ATTNLIB_SITE=1 $(BIN)/python -m pytest tests/test_site.py -v
+AXE := build/axe/node_modules/axe-core/axe.min.js
+$(AXE): tools/site/package.json tools/site/package-lock.json
+	mkdir -p build/axe
+	cp tools/site/package.json tools/site/package-lock.json build/axe/
+	cd build/axe && npm ci --no-audit --no-fund
+	touch $@
+
+test-site: $(SITE_STAMP) $(BROWSER_STAMP) $(AXE)
+	$(OFFLINE) env ATTNLIB_SITE=1 ATTNLIB_AXE=$(AXE) $(BIN)/python -m pytest tests/test_site.py -v
 
 ## test-widgets-ipywidgets7: the widget tests under Colab's versions (ipywidgets 7.7.1,
 ##      IPython 7.34, ipykernel 6.17.1, jupyter_client 6.1.12: pyproject.toml's floors) in a
