@@ -1,6 +1,8 @@
 # Two commands for a learner: `make lab` and `make test`. Only python3 (3.10+) and make needed.
 PYTHON ?= python3
-VENV   := .venv
+# another Python in its own venv: `make test PYTHON=python3.13 VENV=build/venv-3.13`
+# (or `make test-pythons`, below)
+VENV   ?= .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 # JupyterLab refuses to start as root unless told; containers and CI often run as root.
@@ -46,6 +48,20 @@ lab: $(STAMP)
 	$(BIN)/python tools/workspace.py
 	$(BIN)/jupyter lab $(ROOT_FLAG) --ServerApp.root_dir=. \
 		--LabApp.default_url=/lab/tree/notebooks/00_start_here.ipynb $(LAB_ARGS)
+
+## test-pythons: `make test` on each Python the course claims that CI runs (PYTHONS, default
+##      the lowest and highest, 3.10 and 3.13), each in its own venv build/venv-X.Y; finds
+##      the first of pythonX.Y on PATH and ~/.pyenv/versions/X.Y.*/bin/python that runs
+PYTHONS ?= 3.10 3.13
+.PHONY: test-pythons
+test-pythons:
+	set -e; for v in $(PYTHONS); do \
+	  py=; for c in $$(command -v python$$v) $$HOME/.pyenv/versions/$$v.*/bin/python; do \
+	    if [ -z "$$py" ] && [ -x "$$c" ] && "$$c" -c "" 2>/dev/null; then py=$$c; fi; done; \
+	  if [ -z "$$py" ]; then echo "test-pythons: no Python $$v (python$$v or pyenv)"; exit 1; fi; \
+	  echo "== make test on $$($$py --version)"; \
+	  $(MAKE) --no-print-directory test PYTHON=$$py VENV=build/venv-$$v; \
+	done
 
 ## lint: ruff on code and notebooks
 lint: $(STAMP)
