@@ -177,7 +177,8 @@ test-routes: $(BROWSER_STAMP)
 
 ## test-hub: a class on JupyterHub at 127.0.0.1: three users pull the course with nbgitpuller,
 ##      run lesson 03's check, and cannot read each other's files (side venv build/venv-hub;
-##      configurable-http-proxy from npm into build/chp, skipped with a reason without npm)
+##      configurable-http-proxy from npm into build/chp as tools/hub/package-lock.json pins it,
+##      skipped with a reason without npm)
 HUB := build/venv-hub
 CHP := build/chp/node_modules/.bin/configurable-http-proxy
 $(HUB)/.installed: pyproject.toml
@@ -185,9 +186,12 @@ $(HUB)/.installed: pyproject.toml
 	$(HUB)/bin/python -m pip install --quiet 'jupyterhub==6.1.1' 'nbgitpuller==1.3.0' -e .
 	touch $@
 
-$(CHP):
+# the whole npm tree pinned by tools/hub/package-lock.json (configurable-http-proxy 5.2.0 and
+# its dependencies, every one for node 20), installed as locked with `npm ci`
+$(CHP): tools/hub/package.json tools/hub/package-lock.json
 	mkdir -p build/chp
-	-npm install --prefix build/chp --no-audit --no-fund configurable-http-proxy@5.3.0
+	cp tools/hub/package.json tools/hub/package-lock.json build/chp/
+	-cd build/chp && npm ci --no-audit --no-fund && touch node_modules/.bin/configurable-http-proxy
 
 .PHONY: test-hub
 test-hub: $(STAMP) $(HUB)/.installed
