@@ -1,8 +1,9 @@
 # Two commands for a learner: `make lab` and `make test`. Only python3 (3.10+) and make needed.
 PYTHON ?= python3
-# another Python in its own venv: `make test PYTHON=python3.13 VENV=build/venv-3.13`
+# another Python in its own venv: `make test PYTHON=python3.13 VENV=build/venv-3.13` (a VENV
+# given on the command line overrides the := below)
 # (or `make test-pythons`, below)
-VENV   ?= .venv
+VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 # JupyterLab refuses to start as root unless told; containers and CI often run as root.
