@@ -207,9 +207,14 @@ LITE_ARGS ?=
 lite:
 	$(PYTHON) tools/build_lite.py $(LITE_ARGS)
 
-## test-lite: build the site, then open lesson 03 and its exercises in Chromium with only
-##      loopback (as root: `unshare -n`; NET=online keeps the network, still failing on any
-##      request that leaves 127.0.0.1)
+## test-lite: build the site, then in Chromium with only loopback: lesson 03 and its exercises
+##      as a learner uses them, a reload, and every lesson run top to bottom, two pages at a
+##      time (LITE_JOBS); LITE_ALL=1 runs every exercise notebook and solution too. As root:
+##      `unshare -n`; NET=online keeps the network, still failing on any request that leaves
+##      127.0.0.1
 LITE_OFFLINE = $(if $(filter online,$(NET)),,unshare -n sh -c 'ip link set lo up && exec "$$0" "$$@"')
+LITE_JOBS ?= 2
+LITE_ALL ?=
 test-lite: lite $(BROWSER_STAMP)
-	$(LITE_OFFLINE) env ATTNLIB_LITE=1 $(BIN)/python -m pytest tests/test_lite.py -v
+	$(LITE_OFFLINE) env ATTNLIB_LITE=1 $(if $(LITE_ALL),ATTNLIB_LITE_ALL=1) \
+		$(BIN)/python -m pytest -n $(LITE_JOBS) --durations=10 tests/test_lite.py -v
