@@ -94,6 +94,12 @@ clean:
 progress: $(STAMP)
 	@$(BIN)/attnlib progress
 
+## update: the latest course: pull, keep my-work/ as it is, add new exercises to it
+.PHONY: update
+update: $(STAMP)
+	git pull --ff-only
+	$(BIN)/python tools/workspace.py
+
 ## exercises: regenerate exercises/ from solutions/ (exercises/ is never edited by hand;
 ##      maintainers: tools/generate.py). A notebook with answers typed into it is left alone
 ##      and named; FORCE=1 overwrites it. my-work/ is never touched.

@@ -54,9 +54,10 @@ def _new_rows(k, v, d_k, d_v, where):
 class KVCache:
     """The keys and values of the tokens read so far, one row per token, up to ``max_len``.
 
-    The memory is set aside once (``max_len`` rows), as real decoders do, so appending
-    never copies what is already stored. Rows are kept in the cache's ``dtype``: a
-    float32 cache hands back float32 keys and values.
+    The memory is set aside once (``max_len`` rows), as vLLM, TensorRT-LLM and the
+    static cache of Hugging Face transformers do (its default cache concatenates
+    instead), so appending never copies what is already stored. Rows are kept in the
+    cache's ``dtype``: a float32 cache hands back float32 keys and values.
 
     Parameters
     ----------

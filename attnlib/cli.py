@@ -68,7 +68,7 @@ def _progress(args, out):
 def _fail(args, command, err, out):
     if getattr(args, "json", False) or getattr(args, "jsonl", False):
         print(json.dumps({"error": str(err), "all_passed": False}), file=out)
-    print(f"attnlib {command}: {err}", file=sys.stderr)
+    print(f"attnlib {command}: {grade.escape(str(err))}", file=sys.stderr)  # any bytes
     return 2
 
 
@@ -163,13 +163,40 @@ def cmd_gradescope(args):
 
     try:
         names = gradescope.build(
-            args.out, lessons=args.lessons, points_file=args.points, visibility=args.visibility
+            args.out,
+            lessons=args.lessons,
+            points_file=args.points,
+            visibility=args.visibility,
+            require_sandbox=args.require_sandbox,
         )
     except gradescope.BuildError as err:
         print(f"attnlib gradescope: {err}", file=sys.stderr)
         return 2
     print(f"{args.out}: {len(names)} files ({', '.join(names[:3])}, ...)")
     return 0
+
+
+def cmd_collect(args):
+    from .grade import collect
+
+    try:
+        done = collect.collect(args.download, args.out, args.lms, args.overwrite)
+    except (collect.CollectError, OSError) as err:
+        if args.json:
+            print(json.dumps({"error": str(err)}))
+        print(f"attnlib collect: {err}", file=sys.stderr)
+        return 2
+    if args.json:
+        print(json.dumps(done, indent=1))
+    else:
+        for line in done["refused"] + done["notes"]:
+            print(line)
+        print(
+            f"{args.out}: {done['notebooks']} notebooks of {done['students']} students "
+            f"({done['layout']} layout); {done['skipped']} other files skipped, "
+            f"{len(done['refused'])} refused"
+        )
+    return 1 if done["refused"] else 0
 
 
 def _shard(text):
@@ -329,7 +356,33 @@ def build_parser():
         default="visible",
         help="when students see each test's result (default %(default)s)",
     )
+    g.add_argument(
+        "--require-sandbox",
+        action="store_true",
+        help="grade nothing where bubblewrap cannot make a sandbox (the results say the "
+        "grader could not run; the log says why); without it, such a submission is graded "
+        "with the kernel as an unprivileged uid",
+    )
     g.set_defaults(func=cmd_gradescope)
+
+    c = sub.add_parser(
+        "collect",
+        help="turn an LMS's bulk download (Canvas, Moodle, Gradescope) into handed-in/<login>/",
+        description="Read a bulk download of submissions, zipped or unpacked, and write each "
+        "student's notebooks as OUT/<login>/NN_name.ipynb, ready for attnlib check OUT/*/. "
+        "See attnlib.grade.collect for the layouts and what is refused.",
+    )
+    c.add_argument("download", help="the downloaded zip, or the folder it was unpacked into")
+    c.add_argument("--out", default="handed-in", help="where to write (default %(default)s)")
+    c.add_argument(
+        "--lms",
+        default="auto",
+        choices=("auto", "canvas", "moodle", "gradescope"),
+        help="the download's layout (default: told from its names)",
+    )
+    c.add_argument("--overwrite", action="store_true", help="replace files already in --out")
+    c.add_argument("--json", action="store_true", help="print what was done as JSON")
+    c.set_defaults(func=cmd_collect)
 
     q = sub.add_parser(
         "progress",

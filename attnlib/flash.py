@@ -106,8 +106,10 @@ def flash_attention(Q, K, V, block_size=128, query_block_size=1024, causal=False
     query_block_size : int
         How many queries are answered at a time.
     causal : bool
-        Query i sees keys ``j <= i`` only (top-left, as ``attnlib.causal_mask``);
-        key blocks wholly after a tile's last query are never read.
+        Query i sees keys ``j <= i`` only (top-left, as ``attnlib.causal_mask`` and
+        PyTorch's ``is_causal``; the FlashAttention library aligns ``causal=True``
+        bottom-right since version 2.1, which differs when ``n_q != n_k``); key blocks
+        wholly after a tile's last query are never read.
 
     Returns
     -------

@@ -1,8 +1,9 @@
 """Multi-head attention: split the widths into heads, attend per head, merge, project.
 
 numpy only. Shapes follow the course glossary, with ``h`` heads of width ``d_head``:
-X_q (..., n_q, d_model), X_kv (..., n_k, d_model_kv), W_Q and W_K (d_model, h * d_k),
-W_V (d_model_kv, h * d_v), W_O (h * d_v, d_out). Self-attention passes the same X twice;
+X_q (..., n_q, d_model), X_kv (..., n_k, d_model_kv), W_Q (d_model, h * d_k),
+W_K (d_model_kv, h * d_k), W_V (d_model_kv, h * d_v), W_O (h * d_v, d_out): the keys and
+values are made from X_kv, so their weights take its width. Self-attention passes the same X twice;
 cross-attention passes queries from one sequence and keys and values from another.
 
 Grouped-query attention (``n_kv_heads`` < ``n_heads``) gives W_K and W_V only

@@ -372,6 +372,89 @@ def alignment(q, K, q_label, k_labels, ax=None, title=None, decimals=0):
     return _frame_the_plane(ax, title)
 
 
+TILE_KINDS = {  # kind: (hatch, letter); the letter and the hatch carry it, not the colour
+    "computed": ("//", "C"),
+    "diagonal": ("xx", "D"),
+    "skipped": ("", "S"),
+}
+
+
+def tiles(n_q, n_k, block_size, query_block_size=None, causal=False, ax=None, title=None):
+    """The (n_q, n_k) score grid cut into tiles: which a blocked pass computes or skips.
+
+    Rows are queries, columns keys. A tile is ``query_block_size`` queries by ``block_size``
+    keys (the last ones shorter when the sizes do not divide). Without ``causal`` every tile
+    is computed. With ``causal`` (top-left: query i sees keys ``j <= i``) a tile whose keys
+    all come after its last query is skipped, never read; a tile the diagonal crosses is
+    computed with its hidden part masked ("diagonal"); the rest are computed whole. Each
+    tile is hatched and lettered C, D or S; a line marks the diagonal.
+
+    Parameters
+    ----------
+    n_q, n_k : int
+    block_size : int
+        Keys per tile.
+    query_block_size : int, optional
+        Queries per tile; ``block_size`` when None.
+    causal : bool
+    ax : matplotlib Axes, optional
+    title : str, optional
+
+    Returns
+    -------
+    ax : matplotlib Axes
+    counts : dict of str to int
+        How many tiles of each kind: ``"computed"``, ``"diagonal"``, ``"skipped"``.
+
+    Examples
+    --------
+    >>> _, counts = tiles(4, 4, 2, causal=True)
+    >>> counts
+    {'computed': 1, 'diagonal': 2, 'skipped': 1}
+    """
+    query_block_size = block_size if query_block_size is None else query_block_size
+    ax = _axes(ax, size=(3.6, 3.6))
+    counts = dict.fromkeys(TILE_KINDS, 0)
+    for r0 in range(0, n_q, query_block_size):
+        r1 = min(r0 + query_block_size, n_q)  # queries r0 .. r1 - 1
+        for c0 in range(0, n_k, block_size):
+            c1 = min(c0 + block_size, n_k)  # keys c0 .. c1 - 1
+            if causal and c0 > r1 - 1:  # its first key comes after its last query
+                kind = "skipped"
+            elif causal and c1 - 1 > r0:  # its last key comes after its first query
+                kind = "diagonal"
+            else:
+                kind = "computed"
+            counts[kind] += 1
+            hatch, letter = TILE_KINDS[kind]
+            face = "0.85" if kind != "skipped" else "white"
+            box = plt.Rectangle((c0, r0), c1 - c0, r1 - r0, facecolor=face, edgecolor="black")
+            box.set_hatch(hatch)
+            ax.add_patch(box)
+            middle = ((c0 + c1) / 2, (r0 + r1) / 2)
+            ax.text(*middle, letter, ha="center", va="center", fontweight="bold",
+                    bbox={"facecolor": "white", "linewidth": 0})  # fmt: skip
+    if causal:  # the staircase between key i (seen by query i) and key i + 1 (hidden from it)
+        m = min(n_q, n_k)
+        xs = np.repeat(np.arange(1, m + 1), 2)  # 1, 1, 2, 2, ..., m, m
+        ys = np.repeat(np.arange(m + 1), 2)[1:-1]  # 0, 1, 1, 2, ..., m - 1, m
+        ax.plot(xs, ys, "k-", linewidth=2.5)
+    ax.set(xlim=(0, n_k), ylim=(n_q, 0), xlabel="keys", ylabel="queries", aspect="equal")
+    ax.xaxis.set_label_position("top")
+    ax.xaxis.tick_top()
+    if title:
+        ax.set_title(title, pad=10)
+    handles = [
+        plt.Rectangle((0, 0), 1, 1, facecolor="0.85" if k != "skipped" else "white",
+                      edgecolor="black", hatch=h, label=f"{letter}: {k}")
+        for k, (h, letter) in TILE_KINDS.items()
+        if counts[k]
+    ]  # fmt: skip
+    ax.legend(handles=handles, loc="upper center", bbox_to_anchor=(0.5, -0.02), ncol=3,
+              frameon=False, handlelength=1.6)  # fmt: skip
+    return ax, counts
+
+
 def figure_bundle(fig, alt, density=2):
     """The display bundle of a figure: a sharp PNG that carries its alt text.
 

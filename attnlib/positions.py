@@ -66,7 +66,7 @@ def sinusoidal_positions(n, d_model, base=10000):
         )
     p = np.arange(n, dtype=np.float64)[:, None]  # (n, 1) positions
     i = np.arange(d_model // 2, dtype=np.float64)[None, :]  # (1, d_model / 2) pair index
-    w = float(base) ** (-2 * i / d_model)  # (1, d_model / 2) frequencies, 1 down to ~1/base
+    w = float(base) ** (-2 * i / d_model)  # (1, d_model / 2) frequencies, 1 down to base^(2/d - 1)
     PE = np.empty((n, d_model))  # (n, d_model)
     PE[:, 0::2] = np.sin(p * w)  # even columns: sin(p w_i)
     PE[:, 1::2] = np.cos(p * w)  # odd columns: cos(p w_i)

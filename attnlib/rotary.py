@@ -53,7 +53,7 @@ def _check_positions(positions, where):
 def _angles(p, d, base):
     """``p theta_i`` for checked inputs: (n,) positions -> (n, d / 2) angles, float64."""
     i = np.arange(d // 2, dtype=np.float64)  # (d / 2,) pair index
-    theta = base ** (-2 * i / d)  # (d / 2,) angle per position step, 1 down to ~1/base
+    theta = base ** (-2 * i / d)  # (d / 2,) angle per position step, 1 down to base^(2/d - 1)
     return p[:, None] * theta[None, :]  # (n, 1) * (1, d / 2) -> (n, d / 2)
 
 
@@ -61,7 +61,8 @@ def rotary_angles(positions, d, base=10000.0):
     """The angle by which each pair of columns turns at each position: ``p theta_i``.
 
     ``theta_i = base ** (-2 i / d)`` for the pairs ``i = 0, ..., d / 2 - 1``: the first
-    pair turns by 1 radian per position, the last by about ``1 / base``.
+    pair turns by 1 radian per position, the last by ``base ** (-(d - 2) / d)``: about
+    ``1 / base`` only for large d (``d = 128``: ``1.15 / base``; ``d = 4``: ``100 / base``).
 
     Parameters
     ----------

@@ -8,17 +8,28 @@ other's. A child builds Q, K, V, then calls the method once and reports two peak
 the bytes numpy allocated during the call (tracemalloc: numpy reports its arrays to
 it) and how far the process's peak resident memory (``resource.ru_maxrss``) rose
 during the call. The goal in issue 6: blocked uses at most 1/50 of full's memory.
+BLAS runs on one thread unless OPENBLAS_NUM_THREADS says otherwise (the children inherit
+it); the memory does not depend on it, the times do.
+
+On the course's 2-core machine (numpy 2.4.6) the traced peaks were full 2056.0 MiB and
+blocked 11.1 MiB, 1/185; lesson 18 section 7 and the README quote this run.
 """
 
-import argparse
-import json
-import resource
-import subprocess
-import sys
-import time
-import tracemalloc
+import os
 
-from _measure import machine, mib, random_qkv
+# One BLAS thread unless the caller says otherwise: on a few shared cores, threads waiting on
+# each other, not the arithmetic, decide small calls' times. numpy reads this when it loads.
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+
+import argparse  # noqa: E402
+import json  # noqa: E402
+import resource  # noqa: E402
+import subprocess  # noqa: E402
+import sys  # noqa: E402
+import time  # noqa: E402
+import tracemalloc  # noqa: E402
+
+from _measure import machine, mib, random_qkv  # noqa: E402
 
 GOAL = 50  # blocked attention should need at most 1/GOAL of full attention's memory
 
@@ -71,7 +82,8 @@ def main(argv=None):
     print(f"machine: {machine()}")
     print(
         f"n = {args.n}, d = {args.d}, float64, blocked_attention block_size = {args.block_size}; "
-        "each method in its own process"
+        "each method in its own process, "
+        f"OPENBLAS_NUM_THREADS = {os.environ['OPENBLAS_NUM_THREADS']}"
     )
     print(f"{'method':<8} {'traced peak':>14} {'peak RSS rise':>14} {'time':>9}")
     found = {}

@@ -7,16 +7,23 @@ For each n: the best-of-3 wall time and the peak memory numpy allocates during o
 call, for full attention (``attnlib.attention``, which holds the n x n weights) and
 for ``attnlib.blocked_attention`` (which holds an n x block_size slice). Each
 doubling of n should multiply full attention's time and memory by about 4 (n^2),
-and blocked attention's memory by about 2 (n). Lesson 18 quotes this output.
+and blocked attention's memory by about 2 (n). Lesson 18 quotes this output. BLAS runs
+on one thread unless OPENBLAS_NUM_THREADS says otherwise.
 """
 
-import argparse
-import math
-from functools import partial
+import os
 
-from _measure import best_seconds, machine, mib, peak_bytes, random_qkv
+# One BLAS thread unless the caller says otherwise: on a few shared cores, threads waiting on
+# each other, not the arithmetic, decide small calls' times. numpy reads this when it loads.
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
-import attnlib
+import argparse  # noqa: E402
+import math  # noqa: E402
+from functools import partial  # noqa: E402
+
+from _measure import best_seconds, machine, mib, peak_bytes, random_qkv  # noqa: E402
+
+import attnlib  # noqa: E402
 
 
 def main(argv=None):
@@ -28,7 +35,10 @@ def main(argv=None):
     args = parser.parse_args(argv)
 
     print(f"machine: {machine()}")
-    print(f"d = {args.d}, float64, blocked_attention block_size = {args.block_size}")
+    print(
+        f"d = {args.d}, float64, blocked_attention block_size = {args.block_size}, "
+        f"OPENBLAS_NUM_THREADS = {os.environ['OPENBLAS_NUM_THREADS']}"
+    )
     print(
         f"{'n':>6} | {'full ms':>9} {'full MiB':>9} | {'blocked ms':>10} {'blocked MiB':>11}"
         f" | {'n x n matrix MiB':>16}"

@@ -18,6 +18,9 @@ ROOT = Path(__file__).resolve().parent.parent
 # the grader each stay on one worker (their module fixtures grade a whole class once).
 ONE_WORKER = (
     "tests/grader/test_hostile_class.py",
+    "tests/grader/test_exports_attacks.py",
+    "tests/grader/test_class_report.py",
+    "tests/grader/test_capture_and_assert.py",
     "tests/test_check_cli.py",
     "tests/test_proof_kind.py",
 )

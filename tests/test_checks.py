@@ -87,6 +87,17 @@ def masked_attention_big_negative(Q, K, V, mask):
     return softmax_rows(S) @ V
 
 
+def zero_empty_rows(masked):
+    """A masked attention that gives a query with no visible key a row of zeros."""
+
+    def repaired(Q, K, V, mask):
+        seen = np.any(mask, axis=-1, keepdims=True)  # (n_q, 1)
+        with np.errstate(invalid="ignore"):
+            return np.where(seen, masked(Q, K, V, mask | ~seen), 0.0)
+
+    return repaired
+
+
 def split(Z, n_heads):
     n, width = Z.shape
     return Z.reshape(n, n_heads, width // n_heads).transpose(1, 0, 2)
@@ -290,8 +301,8 @@ RIGHT = [
     ("mask_padding", lambda lengths, n_k: attnlib.padding_mask(lengths, n_k=n_k)),
     ("mask_padding", padding_mask_loop),
     # 10
-    ("mask_fix_attention", masked_attention),
-    ("mask_fix_attention", masked_attention_big_negative),
+    ("mask_fix_attention", zero_empty_rows(masked_attention)),
+    ("mask_fix_attention", zero_empty_rows(masked_attention_big_negative)),
     ("mask_predict_finite_fill", "uniform"),
     ("mask_kv_cache", [[1, 1, 1, 1, 0], [1, 1, 1, 1, 1]]),
     ("mask_kv_cache", np.arange(5)[None, :] <= np.arange(2)[:, None] + 3),
@@ -432,7 +443,7 @@ WRONG = [
     ("mask_weights", softmax_rows(S_SCALED) * CAUSAL_3, "mask_after_softmax"),
     ("mask_weights", softmax_rows(S_SCALED), "mask_ignored"),
     ("mask_weights", softmax_rows(np.where(CAUSAL_3, S, -np.inf)), "unscaled"),
-    ("mask_weights", softmax_rows(np.where(CAUSAL_3.T, S_SCALED, -np.inf)), "transposed"),
+    ("mask_weights", softmax_rows(np.where(CAUSAL_3.T, S_SCALED, -np.inf)), "causal_sees_future"),
     ("mask_weights", L9.WEIGHTS_CAUSAL.T, "transposed"),
     (
         "mask_padding",

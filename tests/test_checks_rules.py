@@ -371,8 +371,9 @@ def _quoted_ids():
             for cell in nb["cells"]:
                 for name in QUOTED.findall("".join(cell["source"])):
                     found.append((path.relative_to(ROOT).as_posix(), name))
-    for name in QUOTED.findall((ROOT / "README.md").read_text(encoding="utf-8")):
-        found.append(("README.md", name))
+    for page in [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]:
+        for name in QUOTED.findall(page.read_text(encoding="utf-8")):
+            found.append((page.relative_to(ROOT).as_posix(), name))
     for path in sorted((ROOT / "attnlib").rglob("*.py")):
         for text in _docstrings(path):
             for name in QUOTED.findall(text):

@@ -174,6 +174,7 @@ def test_readme_links_use_the_one_address():
     assert links, "the README should link to Binder and Colab"
     assert set(links) == {path}
     assert tool.binder_url() in readme
+    assert f"git clone {tool.repository_url()}\n" in readme  # the Quickstart's clone line
     assert "[project.urls]" in readme  # how a fork sets its own address
 
 

@@ -66,3 +66,35 @@ def test_show_refuses_a_figure_without_alt_text(alt):
     with pytest.raises(ValueError, match=r"show: alt must be a sentence .* got"):
         plot.show(alt, fig)
     assert not plt.fignum_exists(fig.number)  # closed all the same
+
+
+@pytest.mark.parametrize(
+    "n_q, n_k, block_size, query_block_size",
+    [(12, 12, 3, None), (5, 7, 3, 2), (7, 5, 2, 3), (10, 10, 4, 4), (6, 6, 6, 6)],
+)
+def test_tiles_classify_like_the_causal_mask(n_q, n_k, block_size, query_block_size):
+    from attnlib import causal_mask
+
+    b_q = block_size if query_block_size is None else query_block_size
+    allowed = causal_mask(n_q, n_k)  # top-left, as the tiles assume
+    want = {"computed": 0, "diagonal": 0, "skipped": 0}
+    for r0 in range(0, n_q, b_q):
+        for c0 in range(0, n_k, block_size):
+            tile = allowed[r0 : r0 + b_q, c0 : c0 + block_size]
+            want["computed" if tile.all() else "skipped" if not tile.any() else "diagonal"] += 1
+    ax, counts = plot.tiles(n_q, n_k, block_size, query_block_size, causal=True)
+    assert counts == want
+    letters = [t.get_text() for t in ax.texts]
+    assert sorted(letters) == sorted(
+        plot.TILE_KINDS[kind][1] for kind, count in want.items() for _ in range(count)
+    )  # every tile lettered: its kind is not told by colour alone
+    hatches = {p.get_hatch() or "" for p in ax.patches}
+    assert hatches == {plot.TILE_KINDS[kind][0] for kind, count in want.items() if count}
+    plt.close(ax.figure)
+
+
+def test_tiles_without_causal_computes_every_tile():
+    ax, counts = plot.tiles(7, 5, 2, 3)
+    assert counts == {"computed": 3 * 3, "diagonal": 0, "skipped": 0}
+    assert [t.get_text() for t in ax.get_legend().get_texts()] == ["C: computed"]
+    plt.close(ax.figure)

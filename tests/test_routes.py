@@ -151,7 +151,10 @@ def test_vs_code_instructions_name_real_paths_and_commands():
             made = {"lab": r"^lab:", ".venv/.installed": r"^\$\(STAMP\):"}
             assert target in made and re.search(made[target], makefile, re.M), q
     assert re.search(r"^VENV\s*:=\s*\.venv$", makefile, re.M), "make no longer creates .venv"
+    if any(q.startswith("my-work") for q in paths):
+        lab = re.search(r"^lab:.*?(?=^\S)", makefile, re.M | re.S).group(0)
+        assert "tools/workspace.py" in lab, "make lab no longer makes my-work/"
     for q in paths:
-        if q.startswith(".venv"):
-            continue  # made by `make lab`; checked against the Makefile above
+        if q.startswith((".venv", "my-work")):
+            continue  # made by `make lab`; checked against the Makefile above and below
         assert (ROOT / q).exists(), f"the VS Code route names {q}, which does not exist"

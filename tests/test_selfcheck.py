@@ -242,7 +242,7 @@ def test_hand_rounding_is_accepted_only_within_one_unit_of_the_last_decimal():
 def test_wrong_function_says_which_input_and_entry():
     feedback = check("attention", lambda Q, K, V: 0 * learner_attention(Q, K, V), quiet=True)
     assert feedback.mistake is None
-    assert "on inputs Q (3, 4), K (5, 4), V (5, 2)" in feedback.message
+    assert "on inputs Q (4, 6), K (5, 6), V (5, 3)" in feedback.message  # the first case
 
 
 @pytest.mark.parametrize(
@@ -301,7 +301,7 @@ def raises(Q, K, V):
         (lambda Q, K, V: None, "wrong", "returned None .*`return` missing"),
         (lambda Q, K, V: (learner_attention(Q, K, V), None), "wrong", "tuple of 2"),
         (lambda Q: Q, "error", "TypeError"),
-        (lambda Q, K, V: Q, "wrong", r"shape \(3, 4\) .* expected \(3, 2\)"),
+        (lambda Q, K, V: Q, "wrong", r"shape \(4, 6\) .* expected \(4, 3\)"),
     ],
 )
 def test_odd_functions_give_one_clear_line(function, status, says, capsys):

@@ -47,6 +47,11 @@ def _mixed_axis_softmax(x):
     return e / e.sum(axis=0, keepdims=True)  # ... but the sum runs down the columns
 
 
+def _column_max_softmax(x):
+    e = np.exp(x - x.max(axis=0, keepdims=True))  # the max runs down the columns ...
+    return e / e.sum(axis=-1, keepdims=True)  # ... though each row still sums to 1
+
+
 SOFTMAX = Exercise(
     id="softmax",
     lesson="05_softmax",
@@ -101,11 +106,27 @@ ATTENTION_MISTAKES = [
     ("divided_by_d_k", _attention_with(lambda S, Q, K, V: softmax(S / K.shape[-1]))),
     ("multiplied", _attention_with(lambda S, Q, K, V: softmax(S * np.sqrt(K.shape[-1])))),
     ("wrong_axis", _attention_with(lambda S, Q, K, V: softmax(S / np.sqrt(K.shape[-1]), axis=0))),
+    (
+        "column_max",
+        _attention_with(lambda S, Q, K, V: _column_max_softmax(S / np.sqrt(K.shape[-1]))),
+    ),
+    (
+        "wrong_axis",
+        _attention_with(lambda S, Q, K, V: _mixed_axis_softmax(S / np.sqrt(K.shape[-1]))),
+    ),
     ("wrong_d", _attention_with(lambda S, Q, K, V: softmax(S / np.sqrt(V.shape[-1])))),
     ("transposed", lambda Q, K, V: softmax((K @ Q.T) / np.sqrt(K.shape[-1])) @ V),
     ("transposed", lambda Q, K, V: softmax(Q @ K.T / np.sqrt(K.shape[-1])).T @ V),
+    ("hard_coded_d_k", _attention_with(lambda S, Q, K, V: softmax(S / np.sqrt(2)))),
+    ("hard_coded_d_k", _attention_with(lambda S, Q, K, V: softmax(S / 2))),
     ("overflow", _attention_with(lambda S, Q, K, V: naive_softmax(S / np.sqrt(K.shape[-1])))),
 ]
+
+
+# first, so that a wrong width is named where no size is 2: d_k = 6, d_v = 3, n_q = 4,
+# n_k = 5 (a typed-in sqrt(2) or 2, the root of d_v and d_k itself all differ here)
+_rng_two = np.random.default_rng(41)
+_NO_TWO = tuple(_rng_two.normal(size=s) for s in ((4, 6), (5, 6), (5, 3)))
 
 
 def _attention_output(Q, K, V):
@@ -118,9 +139,13 @@ ATTENTION = Exercise(
     kind="function",
     answer="attention",
     hints=[
-        "Four steps: scores, scale, softmax each row, blend the values.",
-        "d_k is the width of the keys: K.shape[-1] (not V's width).",
-        "return softmax(Q @ K.T / np.sqrt(K.shape[-1])) @ V, with a stable softmax.",
+        "Print the row sums of the weights inside the broken function: each query's row "
+        "must sum to 1.",
+        "Two lines work down the columns (axis=0): the max and the sum. Which axis holds "
+        "one query's scores?",
+        "Fix both lines. A shift shared by a whole row leaves its softmax unchanged; a "
+        "column's max differs from key to key, so subtracting it changes the row's "
+        "weights.",
     ],
     solution="def attention(Q, K, V):\n"
     "    d_k = K.shape[-1]\n"
@@ -129,7 +154,7 @@ ATTENTION = Exercise(
     "    A = np.exp(S) / np.exp(S).sum(axis=-1, keepdims=True)\n"
     "    return A @ V  # (n_q, d_v)",
     # the last case has a row whose scores spread past 709 (see widened)
-    cases=[*ATTENTION_CASES, widened(ATTENTION_CASES[0], 0, 700)],
+    cases=[_NO_TWO, *ATTENTION_CASES, widened(ATTENTION_CASES[0], 0, 700)],
     reference=_attention_output,
     mistakes=ATTENTION_MISTAKES,
     arg_names=("Q", "K", "V"),

@@ -32,7 +32,8 @@ X_SHAPE = Exercise(
     answer="predicted_shape",
     hints=[
         "The first number counts rows (tokens), the second counts columns (features).",
-        "Seven tokens of six numbers each: (7, 6).",
+        "Count the tokens of the sentence in the exercise, then the numbers in one token's "
+        "vector; rows come first.",
     ],
     solution="predicted_shape = (7, 6)  # n = 7 rows, d_model = 6 columns",
     expected=(7, 6),
@@ -48,7 +49,8 @@ FEATURE_COLUMN = Exercise(
     answer="column",
     hints=[
         "A feature is a column: pick every row and one column.",
-        "dim 3 in the printed table is index 2 in numpy: X[:, 2].",
+        "The printed table counts dims from 1, numpy counts indices from 0: a dim's index "
+        "is one lower. In X[rows, column], a bare `:` picks every row.",
     ],
     solution=lambda: f"column = X[:, 2]  # {ex.X[:, 2].tolist()}: every row, index 2",
     expected=ex.X[:, 2],
@@ -86,7 +88,8 @@ EMBED = Exercise(
     answer="embed",
     hints=[
         "Look each token up in the table, in the order of the tokens.",
-        "Stack the vectors as rows: np.array([table[t] for t in tokens]).",
+        "Collect the looked-up vectors in a list, in order; np.array of a list of "
+        "equal-length vectors stacks them as rows. Ask for floats with dtype=float.",
     ],
     solution="def embed(tokens, table):\n"
     "    return np.array([table[token] for token in tokens], dtype=float)  # (n, d_model)",
@@ -123,8 +126,10 @@ ONE_HOT = Exercise(
     answer="one_hot",
     hints=[
         "Every row is one token, as in X; its only 1 sits in the column of that word in vocab.",
-        "Start from np.zeros((len(tokens), len(vocab))) and set one entry per row.",
-        "X[i, vocab.index(token)] = 1 for each position i and its token.",
+        "Start from an all-zero array with one row per token and one column per word of "
+        "vocab, then set one entry in each row.",
+        "vocab.index(word) is the column of a word, whatever order vocab is in; "
+        "enumerate(tokens) gives each row's position beside its token.",
     ],
     solution="def one_hot(tokens, vocab):\n"
     "    X = np.zeros((len(tokens), len(vocab)))  # (n, d_model) with d_model = len(vocab)\n"

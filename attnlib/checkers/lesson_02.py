@@ -20,7 +20,8 @@ Q_SEEDS = Exercise(
     hints=[
         "seeds' query is seeds' row of X times W_Q: one sum per column of W_Q.",
         "Column 1 of W_Q is (1, 1, 0, 0); seeds' row is (1, 1, 0, 1).",
-        "Entry 1: 1×1 + 1×1 + 0×0 + 1×0; entry 2: 1×2 + 1×0 + 0×1 + 1×1.",
+        "Multiply seeds' row and column 1 entry by entry and add the four products; entry "
+        "2 does the same with column 2 of W_Q.",
     ],
     solution=lambda: (
         "q_seeds = [1 * 1 + 1 * 1 + 0 * 0 + 1 * 0, 1 * 2 + 1 * 0 + 0 * 1 + 1 * 1]"
@@ -108,9 +109,11 @@ QUERY_KEY_MATRIX = Exercise(
     answer="query_key_matrix",
     hints=[
         "Write q_i = x_i W_Q and k_j = x_j W_K, then q_i . k_j = q_i k_j^T as a product of rows.",
-        "(x_j W_K)^T = W_K^T x_j^T: the matrix left between x_i and x_j^T is a product of the "
-        "two weight matrices.",
-        "return W_Q @ W_K.T  # (d_model, d_model)",
+        "(x_j W_K)^T = W_K^T x_j^T: the matrix left between x_i and x_j^T is a product of "
+        "the two weight matrices.",
+        "Mind the order: the matrix next to x_i turns a row of width d_model into one of "
+        "width d_k, the one next to x_j^T turns it back. The product has shape (d_model, "
+        "d_model).",
     ],
     solution="def query_key_matrix(W_Q, W_K):\n"
     "    return W_Q @ W_K.T  # (d_model, d_k) @ (d_k, d_model) -> (d_model, d_model)",

@@ -129,7 +129,8 @@ RANK_WITNESS = Exercise(
         "S z = Q (K^T z): any z with K^T z = 0 gives S z = 0, whatever Q is.",
         "K^T z = z_1 k_birds + z_2 k_eat + z_3 k_seeds: with z_3 = 1 that is two equations "
         "(one per entry of a key) in z_1 and z_2.",
-        "3 z_1 + 1 z_2 + 2 = 0 and 0 z_1 + 2 z_2 + 1 = 0.",
+        "Birds' key has 0 as its second entry, so the equation of the second entries holds "
+        "z_2 alone: solve it first, then put z_2 into the equation of the first entries.",
     ],
     solution=lambda: (
         "z = [-1 / 2, -1 / 2, 1]  # K^T z = -1/2 (3, 0) - 1/2 (1, 2) + (2, 1) = (0, 0)\n"
@@ -168,7 +169,9 @@ RANK_WITNESS_GENERAL = Exercise(
     hints=[
         "Write z = (c, 1) with c of length d_k: K^T z = 0 says c_1 k_1 + ... + c_d k_d = -k_{d+1}.",
         "That is a square system whose matrix has the first d_k keys as its columns.",
-        "d_k = K.shape[-1]; c = np.linalg.solve(K[:d_k].T, -K[d_k]); return np.append(c, 1.0)",
+        "np.linalg.solve(A, b) returns the c with A c = b. Here A's columns are the first "
+        "d_k keys (those rows of K, transposed) and b is minus the last key; then put the "
+        "1 back at the end of c.",
     ],
     solution="def key_dependency(K):\n"
     "    d_k = K.shape[-1]\n"

@@ -27,8 +27,9 @@ SCALING_BIRDS_EAT = Exercise(
     kind="value",
     answer="birds_eat_scaled",
     hints=[
-        "The score is 9 and d_k = 2: divide by the square root of d_k.",
-        "np.sqrt(2) is about 1.414, so the answer is 9 / 1.414.",
+        "Find birds' row and eat's column in the score table S printed above; d_k is the "
+        "width of one key.",
+        "The scaling divides a score by the square root of d_k, not by d_k itself.",
     ],
     solution=lambda: f"birds_eat_scaled = 9 / np.sqrt(2)  # {S[BIRDS, EAT] / np.sqrt(d_k):.4f}",
     expected=scale_scores(np.array([SCORE]), d_k)[0],
@@ -49,6 +50,8 @@ def _swap(M):
 
 _rng_b = np.random.default_rng(41)
 BATCHED_CASES = [
+    # first, so that a wrong width is named where no size is 2: batch = 7, n_q = 5, n_k = 3, d_k = 6
+    tuple(np.random.default_rng(41).normal(size=s) for s in ((7, 5, 6), (7, 3, 6))),
     # batch = 2 sentences, n_q = 3, n_k = 5, d_k = 4: every size different
     (_rng_b.normal(size=(2, 3, 4)), _rng_b.normal(size=(2, 5, 4))),
     # batch = 2, heads = 3, n_q = n_k = 4, d_k = 2
@@ -69,6 +72,8 @@ BATCHED_MISTAKES = [
     ("divided_by_d_k", lambda Q, K: Q @ _swap(K) / Q.shape[-1]),
     ("multiplied", lambda Q, K: Q @ _swap(K) * np.sqrt(Q.shape[-1])),
     ("transposed", lambda Q, K: K @ _swap(Q) / np.sqrt(Q.shape[-1])),
+    ("hard_coded_d_k", lambda Q, K: Q @ _swap(K) / np.sqrt(2)),  # the example's d_k, typed in
+    ("hard_coded_d_k", lambda Q, K: Q @ _swap(K) / 2),
 ]
 
 
@@ -82,7 +87,8 @@ SCALED_SCORES_BATCHED = Exercise(
         "last two axes and repeats over the others.",
         "K.T reverses every axis of a 3-D array; transpose only the last two: "
         "np.swapaxes(K, -1, -2). And d_k is the size of the last axis.",
-        "return Q @ np.swapaxes(K, -1, -2) / np.sqrt(Q.shape[-1])",
+        "Test it on Q of shape (2, 3, 4) and K of shape (2, 5, 4): the result must have "
+        "shape (2, 3, 5), and its [b] must equal the 2-D formula on Q[b] and K[b].",
     ],
     solution="def batched_scaled_scores(Q, K):\n"
     "    S = Q @ np.swapaxes(K, -1, -2)  # (..., n_q, d_k) @ (..., d_k, n_k) -> (..., n_q, n_k)\n"
@@ -102,7 +108,9 @@ SCALING_PREDICT = Exercise(
     answer="prediction",
     hints=[
         "Dividing by sqrt(2) brings the three scores of the row closer together.",
-        "Closer scores give weights that are closer to equal.",
+        "Softmax turns the gap between two scores into a ratio of their weights, e^(gap). "
+        "What does a narrower gap do to the ratio between the top weight and each other "
+        "weight?",
     ],
     solution="prediction = 'smaller'  # narrower gaps between scores: flatter weights",
     expected="smaller",
@@ -123,9 +131,10 @@ SCALING_BIRDS_WEIGHTS = Exercise(
     kind="value",
     answer="birds_weights",
     hints=[
-        "Birds' scaled row is S[0] / np.sqrt(d_k).",
+        "Birds' row of scores is row 0 of S; scale it as in exercise 1 before anything else.",
         "Exponentiate the three numbers, then divide each by their sum.",
-        "row = S[0] / np.sqrt(d_k); birds_weights = np.exp(row) / np.exp(row).sum()",
+        "Check your three weights: each is positive, they sum to 1, and the largest scaled "
+        "score has the largest weight.",
     ],
     solution=lambda: (
         "row = S[0] / np.sqrt(d_k)\n"
@@ -147,6 +156,9 @@ SCALING_BIRDS_WEIGHTS = Exercise(
 # ---- scaling_fix: repair a function that divides by sqrt(len(Q)) ---------------------------
 _rng = np.random.default_rng(4)
 SCALING_FIX_CASES = [
+    # first, so that a wrong width is named where no size is 2: n_q = 5, n_k = 3, d_k = 6 (a
+    # typed-in sqrt(2) or 2, a count of rows and d_k itself all differ here)
+    tuple(np.random.default_rng(41).normal(size=s) for s in ((5, 6), (3, 6))),
     (Q, K),  # the worked example: d_k = 2, three tokens
     (_rng.normal(size=(3, 4)), _rng.normal(size=(5, 4))),  # n_q = 3, n_k = 5, d_k = 4
     (_rng.normal(size=(6, 3)), _rng.normal(size=(2, 3))),  # more queries than keys
@@ -164,6 +176,8 @@ SCALING_FIX_MISTAKES = [
     ("divided_by_d_k", lambda Q, K: Q @ K.T / Q.shape[-1]),
     ("multiplied", lambda Q, K: Q @ K.T * np.sqrt(Q.shape[-1])),
     ("transposed", lambda Q, K: K @ Q.T / np.sqrt(Q.shape[-1])),
+    ("hard_coded_d_k", lambda Q, K: Q @ K.T / np.sqrt(2)),  # the example's d_k, typed in
+    ("hard_coded_d_k", lambda Q, K: Q @ K.T / 2),
 ]
 
 
@@ -175,7 +189,8 @@ SCALING_FIX = Exercise(
     hints=[
         "len(Q) counts the rows of Q: the number of queries. Is that d_k?",
         "d_k is the width of each query and key: the last axis of Q.",
-        "return Q @ K.T / np.sqrt(Q.shape[-1])",
+        "Test your fix with 3 queries and 5 keys of width 4: every score must be divided "
+        "by 2 (the root of 4), however many queries there are.",
     ],
     solution="def fixed_scaled_scores(Q, K):\n"
     "    S = Q @ K.T  # (n_q, d_k) @ (d_k, n_k) -> (n_q, n_k)\n"

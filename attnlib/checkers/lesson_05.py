@@ -30,7 +30,8 @@ SOFTMAX_EAT_ROW = Exercise(
     hints=[
         "Eat's row is scaled_scores[1]. Start with np.exp of it: three positive numbers.",
         "Add the three exponentials; each weight is one exponential divided by that total.",
-        "e = np.exp(scaled_scores[1]); eat_weights = e / e.sum()",
+        "Check your weights: three positive numbers that sum to 1, the largest on the key "
+        "with the largest score.",
     ],
     solution=lambda: (
         "e = np.exp(scaled_scores[1])\neat_weights = e / e.sum()\n"
@@ -68,8 +69,8 @@ FLOAT16_WEIGHTS = Exercise(
         "The largest float16 is 65504 and exp(11.5) is about 98700: np.exp(S16) holds inf.",
         "Softmax ignores a shift shared by a row: subtract each row's maximum first, then "
         "every exponent is at most 0.",
-        "z = S16 - S16.max(axis=-1, keepdims=True); e = np.exp(z); "
-        "weights16 = e / e.sum(axis=-1, keepdims=True)",
+        "Stay in float16 (no cast): the row maxima need keepdims=True so that the "
+        "subtraction, and later the division by each row's sum, line up with the rows.",
     ],
     solution=lambda: (
         "z = S16 - S16.max(axis=-1, keepdims=True)  # every exponent <= 0\n"
@@ -96,8 +97,8 @@ SOFTMAX_PREDICT_KEY_SHIFT = Exercise(
     answer="seeds_plus_1",
     hints=[
         "Look at one row: which of its three scores changed, and which did not?",
-        "Adding 1 to seeds' score alone widens the gap between seeds and the other keys: the "
-        "ratio of seeds' weight to any other weight is multiplied by e.",
+        "Softmax only sees gaps: the ratio of two weights is e^(gap). Which gaps of a row "
+        "change when only seeds' score goes up by 1, and which way?",
     ],
     solution="seeds_plus_1 = 'rises'  # in every row, seeds gains 1 on the other two keys",
     expected="rises",
@@ -113,7 +114,8 @@ SOFTMAX_PREDICT_DOUBLE = Exercise(
     answer="times_2",
     hints=[
         "Doubling every score doubles every gap between two scores.",
-        "The ratio of two weights is e^(gap): a bigger gap makes the winner win by more.",
+        "The ratio of two weights is e^(gap). What happens to the ratio between the top "
+        "weight and another one when their gap doubles?",
     ],
     solution="times_2 = 'sharper'  # the gaps double, so the biggest weight grows",
     expected="sharper",
@@ -161,7 +163,8 @@ SOFTMAX_FIX_AXIS = Exercise(
     hints=[
         "Print the row sums of the broken result: which axis does sum to 1?",
         "The sum runs over axis=0, down the columns. Each query's row must sum to 1.",
-        "Sum along the last axis instead: e.sum(axis=-1, keepdims=True).",
+        "One query's scores lie along the last axis: sum there, and keep that axis "
+        "(keepdims=True) so that the division lines up row by row.",
     ],
     solution="def weights_from_scores(S, d_k):\n"
     "    z = S / np.sqrt(d_k)\n"

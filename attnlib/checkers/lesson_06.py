@@ -31,7 +31,9 @@ BLEND_FIND_WEIGHTS = Exercise(
     hints=[
         "Write the output as w_1 (0, 4) + w_2 (4, 2) + w_3 (2, 4): one equation per entry.",
         "Two equations are not enough for three weights: a row of weights also sums to 1.",
-        "4 w_2 + 2 w_3 = 2.2, 4 w_1 + 2 w_2 + 4 w_3 = 3.2, w_1 + w_2 + w_3 = 1.",
+        "The first entries give 4 w_2 + 2 w_3 = 2.2. Write the second entries' equation "
+        "the same way, add w_1 + w_2 + w_3 = 1, and solve the three (np.linalg.solve does "
+        "it).",
     ],
     solution=lambda: (
         "# 4 w_2 + 2 w_3 = 2.2; 4 w_1 + 2 w_2 + 4 w_3 = 3.2; w_1 + w_2 + w_3 = 1\n"
@@ -58,7 +60,8 @@ BLEND_VALUE_CHANGE = Exercise(
     hints=[
         "The weights come from Q and K only: changing a value leaves every weight as it is.",
         "Row i of the output is sum_j A[i, j] v_j: only the term with eat's value changes.",
-        "change = np.outer(weights[:, 1], [2, 10]): eat's column of weights times the change.",
+        "Query i's output changes by its weight on eat times eat's change (2, 10): the "
+        "change is a table with one row per query and d_v columns.",
     ],
     solution=lambda: (
         "change = np.outer(weights[:, 1], [2, 10])  # (n_q,) outer (d_v,) -> (n_q, d_v)\n"
@@ -84,7 +87,8 @@ BLEND_EVEN_WEIGHTS = Exercise(
     answer="even_output",
     hints=[
         "With weight 1/3 on each row, the blend is (v_1 + v_2 + v_3) / 3.",
-        "That is the mean of the value rows, column by column: (0 + 4 + 2) / 3, (4 + 2 + 4) / 3.",
+        "That is the mean of the value rows, one column at a time: add the first entries "
+        "of the three values and divide by 3, then do the same with the second entries.",
     ],
     solution=lambda: (
         "even_output = [(0 + 4 + 2) / 3, (4 + 2 + 4) / 3]"
@@ -118,7 +122,8 @@ BLEND_FIX = Exercise(
     hints=[
         "Row i of the output must blend V's rows with query i's weights: row i of the weights.",
         "weights.T puts a key's column where a query's row belongs.",
-        "return weights @ V  # (n_q, n_k) @ (n_k, d_v) -> (n_q, d_v)",
+        "Test the fix with 3 queries and 5 keys: weights of shape (3, 5) and V of shape "
+        "(5, 2) must give one row per query, shape (3, 2).",
     ],
     solution=(
         "def blend(weights, V):\n    return weights @ V  # (n_q, n_k) @ (n_k, d_v) -> (n_q, d_v)"

@@ -110,7 +110,8 @@ FORMULA_SELF_ATTENTION = Exercise(
     hints=[
         "Three projections of the same X: Q = X @ W_Q, K = X @ W_K, V = X @ W_V.",
         "Then the four steps: scores, scale by sqrt(d_k) (the width of Q), softmax rows, blend.",
-        "return attention(X @ W_Q, X @ W_K, X @ W_V), using the attention you repaired.",
+        "Reuse the attention you repaired in exercise 2 on the three projections: it reads "
+        "d_k from the keys' width by itself.",
     ],
     solution="def self_attention(X, W_Q, W_K, W_V):\n"
     "    Q = X @ W_Q  # (n, d_k)\n"
@@ -136,7 +137,9 @@ FORMULA_PREDICT_REORDER = Exercise(
     answer="prediction",
     hints=[
         "Output row i is a sum over the keys j of weight[i, j] times V[j].",
-        "Reordering the keys reorders each row of weights the same way, and V's rows with them.",
+        "Reordering the keys moves each weight to a new column, and V's rows move with "
+        "their keys: each term weight[i, j] V[j] is still there, listed at a new place. "
+        "Does a sum depend on the order of its terms?",
     ],
     solution="prediction = 'same'  # the weighted sums only change the order of their terms",
     expected="same",
@@ -186,10 +189,12 @@ FORMULA_TEMPERATURE = Exercise(
     kind="function",
     answer="attention_with_temperature",
     hints=[
-        "The temperature acts where the playground's multiplier acts: on the scaled scores, "
-        "just before softmax.",
-        "Divide by T: T = 2 halves every gap between scores, so the weights get flatter.",
-        "A = softmax(Q @ K.T / np.sqrt(d_k) / T) with the row max subtracted; return A @ V.",
+        "T divides the scaled scores Q K^T / sqrt(d_k), just before softmax. (The "
+        "playground's multiplier replaced 1/sqrt(d_k) on the raw scores: with d_k = 2, T = "
+        "2 is the playground at 1 / (2 sqrt 2), about 0.354.)",
+        "Divide by T: T = 2 halves every gap between scaled scores, so the weights get flatter.",
+        "A small T makes the divided scores large: subtract each row's maximum of the "
+        "divided scores before exp, or scores around 1000 overflow.",
     ],
     solution="def attention_with_temperature(Q, K, V, T):\n"
     "    S_scaled = Q @ K.T / np.sqrt(Q.shape[-1])  # (n_q, n_k)\n"

@@ -71,8 +71,11 @@ SQRT_JACOBIAN_ROW_SUMS = Exercise(
     answer="row_sums",
     hints=[
         "The sums of the rows of a matrix J are the entries of J times a column of ones.",
-        "Build J = sp.diag(*p) - p * p.T from the free symbols, then multiply by sp.ones(3, 1).",
-        "row_sums = (sp.diag(*p) - p * p.T) * sp.ones(3, 1); sp.factor shows p_i (1 - sum p).",
+        "J = diag(p) - p p^T: in sympy, sp.diag(*p) is diag(p) and the outer product of "
+        "the column p with itself is p times its transpose. Then multiply by a column of "
+        "three ones.",
+        "sp.factor each entry: row i should come out as p_i times (1 minus the sum of the "
+        "p's), which is 0 on the simplex.",
     ],
     solution=(
         "J = sp.diag(*p) - p * p.T  # (3, 3), p_1, p_2, p_3 still free\n"
@@ -113,7 +116,8 @@ SQRT_PREDICT_DIVIDE_BY_D_K = Exercise(
     answer="prediction",
     hints=[
         "Var(q . k) = d_k for unit entries. What is Var(q . k / d_k)?",
-        "Var(x / c) = Var(x) / c^2: dividing by d_k leaves variance 1 / d_k, which shrinks.",
+        "Var(x / c) = Var(x) / c^2: work out the variance of q . k / d_k, then think about "
+        "what scores that bunch closer together as d_k grows do to softmax.",
     ],
     solution=f"prediction = {DIVIDE_ANSWER!r}  # the scores bunch up, the weights go to 1/16",
     expected=DIVIDE_ANSWER,
@@ -151,7 +155,8 @@ SQRT_FIX_SCALED_TWICE = Exercise(
     hints=[
         "Follow one score q . k through the function: what is it divided by, in total?",
         "Q is divided by sqrt(d_k) when it is made, and Q K^T by sqrt(d_k) again: d_k in all.",
-        "Keep one of the two divisions: Q = X @ W_Q, and S = Q @ K.T / np.sqrt(Q.shape[-1]).",
+        "Keep exactly one of the two divisions, the one the formula has: on the scores Q "
+        "K^T, not on Q.",
     ],
     solution="def self_attention(X, W_Q, W_K, W_V):\n"
     "    Q, K, V = X @ W_Q, X @ W_K, X @ W_V  # no division here\n"
@@ -236,7 +241,8 @@ SQRT_JACOBIAN_PSD = Exercise(
         "v^T J v = sum_i p_i v_i^2 - (sum_i p_i v_i)^2. With weights p that sum to 1, what "
         "is that in statistics?",
         "It is a variance: the p-weighted average of (v_i - m)^2, where m = sum_j p_j v_j.",
-        "quad = sum(p_i * (v_i - m) ** 2 for p_i, v_i in zip(p, v)) with m = (p.T * v)[0].",
+        "In sympy, p.T * v is a 1 x 1 matrix: its entry [0] is the number m. Sum the three "
+        "terms p_i (v_i - m)^2; each is a weight times a square.",
     ],
     solution=(
         "m = (p.T * v)[0]  # the p-weighted mean of the entries of v\n"

@@ -67,8 +67,10 @@ MASK_WEIGHTS = Exercise(
     answer="weights",
     hints=[
         "Scale the scores, then put -inf where the mask is False, then softmax each row.",
-        "birds' row can only see birds, so it is (1, 0, 0); seeds' row is unchanged.",
-        "weights = softmax(np.where(causal, Q @ K.T / np.sqrt(d_k), -np.inf)) along the last axis.",
+        "A row with one visible key puts all its weight there; the row that sees every key "
+        "keeps lesson 05's weights.",
+        "np.where(causal, scores, -np.inf) keeps a score where the mask is True; then a "
+        "stable softmax along the last axis (exp(-inf) is 0).",
     ],
     solution=lambda: (
         "S_masked = np.where(causal, Q @ K.T / np.sqrt(d_k), -np.inf)  # hide before softmax\n"
@@ -81,7 +83,7 @@ MASK_WEIGHTS = Exercise(
         ("mask_after_softmax", softmax(S_SCALED) * CAUSAL_3),
         ("mask_ignored", softmax(S_SCALED)),
         ("unscaled", _masked_weights(S, CAUSAL_3)),
-        ("transposed", _masked_weights(S_SCALED, CAUSAL_3.T)),
+        ("causal_sees_future", _masked_weights(S_SCALED, CAUSAL_3.T)),
         ("transposed", WEIGHTS_CAUSAL.T),
         ("inverted_mask", _masked_weights(S_SCALED, ~CAUSAL_3)),
     ],
@@ -116,12 +118,13 @@ MASK_PADDING = Exercise(
     kind="function",
     answer="padding_mask",
     hints=[
-        "Compare a row of key positions, np.arange(n_k)[None, :], with a column of lengths, "
-        "np.asarray(lengths)[:, None]: broadcasting gives one row per sentence.",
+        "Compare a row of key positions 0 .. n_k - 1 with a column of lengths: "
+        "broadcasting a (1, n_k) row against a (batch, 1) column gives one row per "
+        "sentence.",
         "Key j is real when j < length (positions count from 0), so a sentence of length 2 "
         "keeps keys 0 and 1.",
-        "real = np.arange(n_k)[None, :] < np.asarray(lengths)[:, None], then return "
-        "real[:, None, :] for the query axis of length 1.",
+        "The comparison has shape (batch, n_k); attention wants (batch, n_q, n_k): add an "
+        "axis of length 1 in the middle, which broadcasts over the queries.",
     ],
     solution="def padding_mask(lengths, n_k):\n"
     "    positions = np.arange(n_k)[None, :]  # (1, n_k)\n"

@@ -28,10 +28,23 @@ MASKED_ATTENTION_CASES = [
     (Q, K, V, CAUSAL_3),  # the worked example
     (_QBIG, _KBIG, _V52, causal_mask(3, 5)),  # large scores
 ]
+_EMPTY_ROW = (_Q34, _K54, _V52, _PATTERN & np.array([[1], [0], [1]], dtype=bool))  # row 1: none
 
 
 def _masked_attention(Q, K, V, mask):
-    return attention(Q, K, V, mask=mask)[0]
+    """attnlib's masked attention, with a row of zeros for a query that sees no key."""
+    mask = np.broadcast_to(np.asarray(mask, dtype=bool), (len(Q), len(K)))
+    seen = mask.any(axis=-1)  # (n_q,): the queries with a key to read
+    output = np.zeros((len(Q), V.shape[-1]))  # (n_q, d_v)
+    output[seen] = attention(Q[seen], K, V, mask=mask[seen])[0]
+    return output
+
+
+def _nan_for_an_empty_row(Q, K, V, mask):
+    """The -inf repair that leaves an empty row as NaN (-inf - (-inf)), as naive code does."""
+    S = np.where(mask, Q @ K.T / np.sqrt(K.shape[-1]), -np.inf)
+    with np.errstate(invalid="ignore"):
+        return _naive_softmax(S) @ V
 
 
 def _masked_variant(weights_of):
@@ -53,6 +66,7 @@ def _renormalised(S, mask):
 
 
 MASKED_ATTENTION_MISTAKES = [
+    ("empty_row_nan", _nan_for_an_empty_row),
     ("mask_after_softmax", _masked_variant(lambda S, m: softmax(S) * m)),
     ("renormalised_after_softmax", _masked_variant(_renormalised)),
     ("mask_ignored", _masked_variant(lambda S, m: softmax(S))),
@@ -70,19 +84,25 @@ MASK_FIX_ATTENTION = Exercise(
     hints=[
         "Print the row sums of the broken function's weights: do they add up to 1?",
         "Zeroing weights after softmax loses their share. Hide the keys before softmax.",
-        "S = np.where(mask, S, -np.inf) before the softmax, and remove the multiplication "
-        "after it.",
+        "Move the hiding before the softmax: where the mask is False the score becomes "
+        "-inf (exp(-inf) = 0); then drop the multiplication after it.",
+        "A query whose mask row is all False has only -inf scores: find those rows first "
+        "(np.any along the last axis), keep their scores finite through the softmax, and "
+        "give them zeros at the end.",
     ],
     solution="def masked_attention(Q, K, V, mask):\n"
     "    S = Q @ K.T / np.sqrt(K.shape[-1])\n"
+    "    seen = np.any(mask, axis=-1, keepdims=True)  # (n_q, 1): a query with a key to read\n"
     "    S = np.where(mask, S, -np.inf)  # hide keys before softmax\n"
+    "    S = np.where(seen, S, 0.0)  # a query that sees nothing: finite scores, zeroed below\n"
     "    S = S - S.max(axis=-1, keepdims=True)\n"
     "    A = np.exp(S) / np.exp(S).sum(axis=-1, keepdims=True)\n"
-    "    return A @ V",
-    # the last case has a row whose scores spread past 709 (see widened)
+    "    return np.where(seen, A, 0.0) @ V  # (n_q, d_v): zeros for a query that sees nothing",
+    # the widened case has a row whose scores spread past 709 (see widened)
     cases=[
         *MASKED_ATTENTION_CASES,
         widened(MASKED_ATTENTION_CASES[0], 0, 500),
+        _EMPTY_ROW,  # last: a mistake that differs elsewhere is named where it differs first
     ],
     reference=_masked_attention,
     mistakes=MASKED_ATTENTION_MISTAKES,
@@ -134,8 +154,10 @@ MASK_KV_CACHE = Exercise(
     answer="mask",
     hints=[
         "Number the five tokens 0 to 4. The two new queries are tokens 3 and 4, not 0 and 1.",
-        "Token 3 may see tokens 0 to 3; token 4 may see all five.",
-        "mask = [[1, 1, 1, 1, 0], [1, 1, 1, 1, 1]]",
+        "Lesson 09's rule: a query may see the keys at its own place and before, with "
+        "places counted over all five tokens.",
+        "attnlib.causal_mask(2, 5) aligns the two queries with tokens 0 and 1 (top left): "
+        "print it and move each row to the place you found.",
     ],
     solution=lambda: (
         "mask = [[1, 1, 1, 1, 0], [1, 1, 1, 1, 1]]  # queries are tokens 3 and 4 of 0..4\n"

@@ -27,7 +27,7 @@ NOWEIGHTS_SCORES = Exercise(
     answer="scores_by_hand",
     hints=[
         "Entry [i, j] is token i's vector dotted with token j's, then divided by sqrt(4).",
-        "birds . birds = 1 + 0 + 4 + 0 = 5, so entry [0, 0] is 5 / 2 = 2.5.",
+        "birds . birds = 1 + 0 + 4 + 0 = 5, and sqrt(4) = 2: divide every dot product by that.",
     ],
     solution=lambda: (
         "scores_by_hand = [\n"
@@ -100,9 +100,10 @@ NOWEIGHTS_PREDICT_MIRROR = Exercise(
     answer="prediction",
     hints=[
         "The scores are symmetric, s_01 = s_10. What does softmax divide row 0 and row 1 by?",
-        "Z_0 a_01 = Z_1 a_10: the row with the smaller sum Z gives the larger weight. "
-        "Token 0 is the longest vector, so its own score is the largest in the table; "
-        "work out Z_0 and Z_1 to see which sum is larger.",
+        "The two weights share their numerator, exp(s_01) = exp(s_10), and each is divided "
+        "by its own row's sum Z: the row with the smaller sum gives the larger weight. "
+        "Token 0 is the longest vector, so its own score is the largest in the table; work "
+        "out Z_0 and Z_1 to see which sum is larger.",
     ],
     solution=lambda: (
         f"prediction = '{MIRROR_OPTIONS[int(A_MIRROR[1, 0] > A_MIRROR[0, 1])]}'  "

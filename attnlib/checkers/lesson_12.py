@@ -1,10 +1,11 @@
 """Checkers for lesson 12, order and positions.
 
 Ids: ``order_by_hand`` (the outputs of "seeds eat birds" from those of "birds eat seeds"),
-``order_positions`` (write sinusoidal_positions), ``order_predict_eat`` (predict whether
-eat's output changes between the two orders once positions are added), ``order_fix_add``
-(find the bug: encodings that travel with the words), ``order_shift_map`` (the matrix M(k)
-with PE[p + k] = M(k) PE[p]). Expected answers come from ``attnlib.core`` and
+``order_positions`` (the sinusoidal table in the half layout: every sine, then every
+cosine), ``order_predict_eat`` (predict whether eat's output changes between the two orders
+once positions are added), ``order_fix_add`` (find the bug: encodings that travel with the
+words), ``order_shift_map`` (the matrix M(k) with PE[p + k] = M(k) PE[p], in the half
+layout). Expected answers come from ``attnlib.core`` and
 ``attnlib.positions``.
 """
 
@@ -45,40 +46,43 @@ ORDER_BY_HAND = Exercise(
 )
 
 
-# ---- order_positions: write sinusoidal_positions --------------------------------------------
-def _positions(n, d_model, swap=False, exponent=2):
+# ---- order_positions: the encodings in the half layout (sines first, then cosines) ---------
+def _angles(n, d_model, exponent=2):
     p = np.arange(n)[:, None]  # (n, 1)
     i = np.arange(d_model // 2)[None, :]  # (1, d_model / 2)
-    w = 10000.0 ** (-exponent * i / d_model)
-    PE = np.empty((n, d_model))
-    PE[:, 0::2] = np.cos(p * w) if swap else np.sin(p * w)
-    PE[:, 1::2] = np.sin(p * w) if swap else np.cos(p * w)
-    return PE
+    return p * 10000.0 ** (-exponent * i / d_model)  # (n, d_model / 2): p w_i
+
+
+def positions_halves(n, d_model, swap=False, exponent=2):
+    """The sinusoidal table with pair i in columns i (sin) and i + d_model / 2 (cos)."""
+    angles = _angles(n, d_model, exponent)
+    first, second = (np.cos, np.sin) if swap else (np.sin, np.cos)
+    return np.concatenate([first(angles), second(angles)], axis=-1)  # (n, d_model)
 
 
 ORDER_POSITIONS = Exercise(
     id="order_positions",
     lesson="12_order_and_positions",
     kind="function",
-    answer="sinusoidal_positions",
+    answer="positions_halves",
     hints=[
         "Build the positions as a column, shape (n, 1), and the frequencies as a row, one per "
-        "pair of columns, so p * w has shape (n, d_model / 2).",
-        "w_i = 10000 ** (-2 i / d_model) for i = 0 .. d_model / 2 - 1; sin goes in the even "
-        "columns 0::2 and cos in the odd columns 1::2.",
+        "pair of columns, so p * w has shape (n, d_model / 2): one angle per position and pair.",
+        "The lesson's table puts pair i in columns 2i and 2i + 1; this one puts the sine in "
+        "column i and the cosine in column i + d_model / 2: all the sines first, as one block.",
+        "np.concatenate joins two arrays along an axis: which two (n, d_model / 2) tables, in "
+        "which order, along which axis?",
     ],
-    solution="def sinusoidal_positions(n, d_model):\n"
+    solution="def positions_halves(n, d_model):\n"
     "    p = np.arange(n)[:, None]  # (n, 1)\n"
     "    w = 10000.0 ** (-2 * np.arange(d_model // 2) / d_model)  # (d_model / 2,)\n"
-    "    PE = np.empty((n, d_model))\n"
-    "    PE[:, 0::2] = np.sin(p * w)  # even columns\n"
-    "    PE[:, 1::2] = np.cos(p * w)  # odd columns\n"
-    "    return PE",
+    "    return np.concatenate([np.sin(p * w), np.cos(p * w)], axis=-1)  # (n, d_model)",
     cases=[(3, 4), (6, 8), (5, 2), (4, 6)],
-    reference=sinusoidal_positions,
+    reference=positions_halves,
     mistakes=[
-        ("sin_cos_swapped", lambda n, d_model: _positions(n, d_model, swap=True)),
-        ("pe_exponent", lambda n, d_model: _positions(n, d_model, exponent=1)),
+        ("pe_interleaved", sinusoidal_positions),
+        ("sin_cos_swapped", lambda n, d_model: positions_halves(n, d_model, swap=True)),
+        ("pe_exponent", lambda n, d_model: positions_halves(n, d_model, exponent=1)),
     ],
     arg_names=("n", "d_model"),
 )
@@ -141,9 +145,9 @@ ORDER_FIX_ADD = Exercise(
 )
 
 
-# ---- order_shift_map: transfer --------------------------------------------------------------
+# ---- order_shift_map: transfer, the shift as a matrix in the half layout --------------------
 def shift_map(k, d_model):
-    """M(k), block-diagonal, with PE[p + k] = M(k) @ PE[p] for every position p."""
+    """M(k), block-diagonal, with PE[p + k] = M(k) @ PE[p] (the lesson's interleaved layout)."""
     M = np.zeros((d_model, d_model))
     for i in range(d_model // 2):
         angle = k * 10000.0 ** (-2 * i / d_model)
@@ -152,12 +156,15 @@ def shift_map(k, d_model):
     return M
 
 
-def _shift_map_pair_index(k, d_model):
+def shift_map_halves(k, d_model, exponent=2):
+    """M(k) with positions_halves(...)[p + k] = M(k) @ positions_halves(...)[p] for every p."""
+    h = d_model // 2
     M = np.zeros((d_model, d_model))
-    for i in range(d_model // 2):
-        angle = k * 10000.0 ** (-i / d_model)  # the mistake: i, not 2 i
+    for i in range(h):
+        angle = k * 10000.0 ** (-exponent * i / d_model)
         c, s = np.cos(angle), np.sin(angle)
-        M[2 * i : 2 * i + 2, 2 * i : 2 * i + 2] = [[c, s], [-s, c]]
+        M[i, i], M[i, i + h] = c, s  # sin((p + k) w) = sin(p w) cos(k w) + cos(p w) sin(k w)
+        M[i + h, i], M[i + h, i + h] = -s, c  # cos((p + k) w) = cos cos - sin sin
     return M
 
 
@@ -165,25 +172,32 @@ ORDER_SHIFT_MAP = Exercise(
     id="order_shift_map",
     lesson="12_order_and_positions",
     kind="function",
-    answer="shift_map",
+    answer="shift_map_halves",
     hints=[
         "sin((p + k) w) = sin(p w) cos(k w) + cos(p w) sin(k w), and "
-        "cos((p + k) w) = cos(p w) cos(k w) - sin(p w) sin(k w): read off a 2 x 2 block.",
-        "One block per frequency w_i, on the diagonal at rows and columns 2i and 2i + 1: "
-        "[[cos(k w_i), sin(k w_i)], [-sin(k w_i), cos(k w_i)]].",
+        "cos((p + k) w) = cos(p w) cos(k w) - sin(p w) sin(k w): each new entry of a pair is "
+        "made from the pair's two old entries.",
+        "In the half layout pair i sits in columns i (sine) and i + d_model / 2 (cosine), so "
+        "its 2 x 2 rotation is spread over rows and columns i and i + d_model / 2, not over "
+        "two neighbours.",
+        "Test it: M(k) @ PE[p] must equal PE[p + k] for several p, with your positions_halves "
+        "of exercise 2 (or PE[:-k] @ M.T against PE[k:] for all of them at once).",
     ],
-    solution="def shift_map(k, d_model):\n"
+    solution="def shift_map_halves(k, d_model):\n"
+    "    h = d_model // 2\n"
     "    M = np.zeros((d_model, d_model))\n"
-    "    for i in range(d_model // 2):\n"
-    "        angle = k * 10000.0 ** (-2 * i / d_model)\n"
+    "    for i in range(h):\n"
+    "        angle = k * 10000.0 ** (-2 * i / d_model)  # k w_i\n"
     "        c, s = np.cos(angle), np.sin(angle)\n"
-    "        M[2 * i : 2 * i + 2, 2 * i : 2 * i + 2] = [[c, s], [-s, c]]\n"
+    "        M[i, i], M[i, i + h] = c, s  # the sine's row\n"
+    "        M[i + h, i], M[i + h, i + h] = -s, c  # the cosine's row\n"
     "    return M",
     cases=[(1, 4), (3, 6), (5, 2), (2, 8)],
-    reference=shift_map,
+    reference=shift_map_halves,
     mistakes=[
-        ("rotation_transposed", lambda k, d_model: shift_map(k, d_model).T),
-        ("pe_exponent", _shift_map_pair_index),
+        ("pe_interleaved", shift_map),
+        ("rotation_transposed", lambda k, d_model: shift_map_halves(k, d_model).T),
+        ("pe_exponent", lambda k, d_model: shift_map_halves(k, d_model, exponent=1)),
     ],
     arg_names=("k", "d_model"),
 )

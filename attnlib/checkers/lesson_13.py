@@ -171,9 +171,10 @@ ROPE_FIX_HALVES = Exercise(
     hints=[
         "Print cos for d = 8: which angle meets column 1, and which column is column 1's "
         "partner in the half layout?",
-        "Column i and column i + d / 2 must turn by the same angle p theta_i, so the angles "
-        "repeat as a block: theta_0 .. theta_3, theta_0 .. theta_3.",
-        "cos = np.concatenate([np.cos(angles)] * 2, axis=-1), and the same for sin.",
+        "Column i and column i + d / 2 must turn by the same angle p theta_i, so the "
+        "angles repeat as a block: theta_0 .. theta_3, theta_0 .. theta_3.",
+        "Build the (n, d) tables from the (n, d / 2) ones by putting a copy of the whole "
+        "table beside itself along the last axis, not by repeating each column in place.",
     ],
     solution="def rotate_halves(X, positions):\n"
     "    d = X.shape[-1]\n"
@@ -215,11 +216,13 @@ ALIBI_BIAS = Exercise(
     kind="function",
     answer="alibi_bias",
     hints=[
-        "Query i is the newest of n_q, after n_k - n_q cached keys: its place is "
-        "n_k - n_q + i, and key j sits at place j.",
-        "The bias is -slope times how far back the key is, (n_k - n_q + i) - j; keys with a "
-        "negative distance are in the future.",
-        "np.where(distance >= 0, -slope * distance, -np.inf) with distance of shape (n_q, n_k).",
+        "Query i is the newest of n_q, after n_k - n_q cached keys: its place is n_k - n_q "
+        "+ i, and key j sits at place j.",
+        "The bias is -slope times how far back the key is, (n_k - n_q + i) - j; keys with "
+        "a negative distance are in the future.",
+        "Build the distance table by broadcasting: the queries' places as a column (n_q, "
+        "1) minus the keys' places as a row (1, n_k). A key in the future is hidden, as a "
+        "causal mask hides it.",
     ],
     solution="def alibi_bias(n_q, n_k, slope):\n"
     "    place = n_k - n_q + np.arange(n_q)[:, None]  # (n_q, 1): the queries' places\n"

@@ -85,8 +85,9 @@ HEADS_MULTI_QUERY = Exercise(
     hints=[
         "Only the queries are split: X @ W_Q has n_heads * d_k columns, X @ W_K only d_k.",
         "Q of shape (n_heads, n, d_k) times K.T of shape (d_k, n) broadcasts over the heads.",
-        "Q = attnlib.split_heads(X @ W_Q, n_heads); heads = softmax(Q @ K.T / sqrt(d_k)) @ V; "
-        "return attnlib.merge_heads(heads) @ W_O.",
+        "Split only the queries into heads; the one key head and the one value head are "
+        "shared with every query head by broadcasting; merge the heads back before the "
+        "output projection W_O.",
     ],
     solution="def multi_query(X, W_Q, W_K, W_V, W_O, n_heads):\n"
     "    Q = attnlib.split_heads(X @ W_Q, n_heads)  # (n_heads, n, d_k)\n"
@@ -122,7 +123,8 @@ HEADS_CROSS_SHAPE = Exercise(
     answer="prediction",
     hints=[
         "One weight table per head; each table has one row per query and one column per key.",
-        "The 6 tokens being written ask (queries); the 9 source tokens answer (keys).",
+        "The tokens being written ask (queries); the source tokens answer (keys). The "
+        "heads come first.",
     ],
     solution="prediction = (4, 6, 9)  # (n_heads, n_q, n_k)",
     expected=(4, 6, 9),
@@ -192,8 +194,9 @@ HEADS_FIX_MERGE = Exercise(
     hints=[
         "Print the broken layer's output next to attnlib's: are the shapes equal? The values?",
         "Split and attention are right. Look at how the heads are put back together.",
-        "heads has shape (n_heads, n_q, d_v): transpose it to (n_q, n_heads, d_v) before the "
-        "reshape.",
+        "After attention, heads has shape (n_heads, n_q, d_v). A reshape to (n_q, n_heads "
+        "* d_v) reads the entries in memory order: which axis must come first so that one "
+        "query's heads end up side by side?",
     ],
     solution="def multi_head(X_q, X_kv, W_Q, W_K, W_V, W_O, n_heads):\n"
     "    Q = split(X_q @ W_Q, n_heads)  # (n_heads, n_q, d_k)\n"

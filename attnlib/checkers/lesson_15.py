@@ -69,7 +69,9 @@ LN_FUNCTION = Exercise(
     answer="layer_norm",
     hints=[
         "Work along the last axis with keepdims=True, so the mean and variance stay columns.",
-        "gamma * (X - mean) / np.sqrt(var + 1e-5) + beta, with var the mean squared distance.",
+        "Subtract the row's mean, divide by the square root of (variance + 1e-5), then "
+        "scale by gamma and shift by beta; the variance is the mean squared distance from "
+        "the mean.",
     ],
     solution="def layer_norm(X, gamma, beta):\n"
     "    mean = X.mean(axis=-1, keepdims=True)  # (n, 1)\n"
@@ -81,7 +83,7 @@ LN_FUNCTION = Exercise(
         ("ln_unbiased", lambda X, g, b: _ln_unbiased(X, g, b, eps=1e-5)),
         ("ln_columns", _ln_columns),
         ("ln_not_centred", lambda X, g, b: _ln_not_centred(X, g, b, eps=1e-5)),
-        ("ln_no_eps", lambda X, g, b: layer_norm(X, g, b, eps=0)),
+        ("ln_eps", lambda X, g, b: layer_norm(X, g, b, eps=0)),
     ],
     arg_names=("X", "gamma", "beta"),
 )
@@ -99,7 +101,8 @@ LN_PREDICT_SCALE = Exercise(
     answer="prediction",
     hints=[
         "What does the first thing in the block, LN_1, do to a row that is 10 times larger?",
-        "LN(10 x) = LN(x) but for eps: the heads receive the same rows, to 3 decimals.",
+        "Work out LN(10 x): the row's mean and its spread are both multiplied by 10. What "
+        "is left of the factor 10 after the division (eps aside)?",
     ],
     solution="prediction = 'unchanged'  # to 3 decimals: LN_1 removes each row's scale but eps",
     expected="unchanged",

@@ -48,7 +48,8 @@ GRAD_BY_NUDGING = Exercise(
     hints=[
         "Nudge c up by a small h and down by h, and compare the two losses.",
         "Divide the change in the loss by the distance between the two nudged points, 2h.",
-        "dL_dc = (loss_of_divisor(c + h) - loss_of_divisor(c - h)) / (2 * h) with h = 1e-6.",
+        "c is np.sqrt(2); take h = 1e-6, small enough for the slope and large enough that "
+        "the two losses still differ in float64.",
     ],
     solution=(
         "c, h = np.sqrt(2), 1e-6\n"
@@ -232,8 +233,8 @@ GRAD_MASKED_BACKWARD = Exercise(
     hints=[
         "Only the forward pass changes: hide the keys with -inf before softmax, as in lesson 09.",
         "A hidden key has weight 0, so a * (dA - a . dA) is 0 there: it gets no gradient.",
-        "S = np.where(mask, Q @ K.T / np.sqrt(d_k), -np.inf); A = softmax_rows(S); then the "
-        "same backward steps as attention_backward.",
+        "Build the masked scores with np.where and -np.inf, take their softmax row by row, "
+        "and from there repeat attention_backward's steps unchanged.",
     ],
     solution="def attention_backward_masked(Q, K, V, dOutput, mask):\n"
     "    d_k = Q.shape[-1]\n"

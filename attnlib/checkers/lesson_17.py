@@ -69,7 +69,8 @@ SELF_ATTENTION_GRADS = Exercise(
     kind="function",
     answer="self_attention_backward",
     hints=[
-        "Start from dQ, dK, dV = attnlib.attention_backward(X @ W_Q, X @ W_K, X @ W_V, dOutput).",
+        "Start from lesson 16's attention_backward on the three projections of X: it gives "
+        "dQ, dK and dV.",
         "Each weight: dW = X.T @ (its dQ, dK or dV). X: one path through each projection.",
     ],
     solution="def self_attention_backward(X, W_Q, W_K, W_V, dOutput):\n"
@@ -159,8 +160,9 @@ FIX_TRAIN_STEP = Exercise(
     answer="train_step",
     hints=[
         "Print the loss before and after one broken step: which way does it move?",
-        "dOutput is the slope of the loss, 2 * (output - targets) / output.size; a descent "
-        "step is W - learning_rate * dW.",
+        "The loss is the mean of the squared errors, so its slope for one output entry is "
+        "2 (output - target) divided by the number of entries. A descent step subtracts "
+        "learning_rate times the gradient.",
     ],
     solution="def train_step(X, targets, W_Q, W_K, W_V, learning_rate):\n"
     "    output, _ = attnlib.attention(X @ W_Q, X @ W_K, X @ W_V)  # (..., n, d_v)\n"

@@ -27,7 +27,7 @@ COST_MATRIX_MIB = Exercise(
     hints=[
         "The score matrix has one entry per (query, key) pair.",
         "n x n entries, 8 bytes each for float64.",
-        "mib = 4096 * 4096 * 8 / 2**20",
+        "One MiB is 2**20 bytes: divide the bytes by that.",
     ],
     solution=lambda: f"mib = 4096 * 4096 * 8 / 2**20  # = {MATRIX_BYTES / 2**20:g}",
     expected=MATRIX_BYTES / 2**20,
@@ -57,8 +57,8 @@ COST_DOUBLING = Exercise(
     answer="(growth_full, growth_blocked)",
     hints=[
         "Full attention holds n x n arrays; blocked attention holds (n, block_size) ones.",
-        "Replace n by 2n in n^2 and in n, and divide.",
-        "growth_full = 4, growth_blocked = 2",
+        "Replace n by 2n in n^2 and in n * block_size (the block size stays), and divide "
+        "each new size by the old one.",
     ],
     solution=lambda: f"growth_full = {FULL_GROWTH:g}\ngrowth_blocked = {BLOCKED_GROWTH:g}",
     expected=(FULL_GROWTH, BLOCKED_GROWTH),
@@ -88,9 +88,10 @@ ONLINE_RESCALE = Exercise(
     answer="(m_new, l_new)",
     hints=[
         "The new max is the larger of m_old and the new block's largest score.",
-        "The old sum was measured from m_old; re-measure it from m_new by multiplying it by "
-        "exp(m_old - m_new), then add exp(s - m_new) for the new block's scores.",
-        "l_new = l_old * exp(m_old - m_new) + exp(3 - m_new) + exp(0.5 - m_new)",
+        "The old sum was measured from m_old; re-measure it from m_new by multiplying it "
+        "by exp(m_old - m_new), then add exp(s - m_new) for the new block's scores.",
+        "Check your numbers: measured from the max, every term exp(s - m_new) is at most "
+        "1, and the term of the max itself is exactly 1, so l_new is at least 1.",
     ],
     solution=lambda: (
         "m_new = max(m_old, 3.0, 0.5)\n"
@@ -187,7 +188,8 @@ BLOCKED_CAUSAL = Exercise(
         "Take block_size queries at a time. Query i may see keys 0..i, so key blocks that "
         "start after the tile's last query can be skipped.",
         "The key block on the diagonal is only partly visible: inside it, hide key j from "
-        "query i when j > i (np.where(cols <= rows, S_b, -np.inf)).",
+        "query i when j > i, with both counted over the whole table (global positions), "
+        "not inside the block.",
         "For each query tile: m, l_sum, a_sum as in blocked_by_hand, over the key blocks "
         "range(0, q_start + len(Q_b), block_size), masking each S_b before its max.",
     ],

@@ -27,10 +27,10 @@ FP16_LIMITS = Exercise(
     kind="tuple",
     answer="(x_max, x_limit)",
     hints=[
-        "Every mantissa bit set gives 1.1111111111 in binary, just under 2; the top ordinary "
-        "exponent of float16 is 15.",
+        "Every mantissa bit set gives 1.1111111111 in binary, just under 2; the top "
+        "ordinary exponent of float16 is 15.",
         "exp(x) reaches x_max where x = ln(x_max).",
-        "x_max = (2 - 2**-10) * 2**15; x_limit = np.log(x_max)",
+        "Check: x_max is a whole number a little below 2^16, and exp(x_limit) gives x_max back.",
     ],
     solution=lambda: (
         "x_max = (2 - 2**-10) * 2**15  # every mantissa bit set, the top ordinary exponent\n"
@@ -77,8 +77,8 @@ SOFTMAX_HALF = Exercise(
     hints=[
         "Cast to float32 first; do every step there; cast the weights back to float16 once.",
         "Subtract each row's own maximum (axis=-1, keepdims=True) before np.exp.",
-        "z = x.astype(np.float32); E = np.exp(z - z.max(axis=-1, keepdims=True)); "
-        "return (E / E.sum(axis=-1, keepdims=True)).astype(np.float16)",
+        "Check on one row of 4096 equal float16 scores: every weight must be 1/4096 and "
+        "the row must sum to 1. A sum kept in float16 stops growing long before that.",
     ],
     solution="def softmax_half(x):\n"
     "    z = x.astype(np.float32)  # compute in float32\n"
@@ -113,7 +113,8 @@ FP16_STALL = Exercise(
         "The float16 total stops growing once the gap between float16 numbers at the total "
         "is twice the addend: then each addition lands halfway and rounds back.",
         "The gap at a total in [2^k, 2^(k+1)) is 2^(k-10); the addend is 2^-13.",
-        "The gap is 2^-12 = 2 x 2^-13 from 0.25 on, so the float16 total stalls at 0.25.",
+        "Find the k with 2^(k-10) = 2 x 2^-13 and where its interval starts. float32 has "
+        "23 mantissa bits: does its gap at the totals you reach ever get that large?",
     ],
     solution=lambda: (
         f"total16 = {TOTAL16:g}  # stalls where the gap is 2^-12\ntotal32 = {TOTAL32:g}"
@@ -193,7 +194,8 @@ BF16_LIMITS = Exercise(
         "The rule of the lesson holds for any format: (2 - 2^-m) * 2^e for m mantissa bits "
         "and top ordinary exponent e.",
         "bfloat16 has float32's 8 exponent bits (top ordinary exponent 127) and 7 mantissa bits.",
-        "x_max = (2 - 2**-7) * 2**127; x_limit = np.log(x_max)",
+        "Check: x_max is a little below 2^128, close to float32's largest number, and "
+        "exp(x_limit) gives x_max back.",
     ],
     solution=lambda: (
         f"x_max = (2 - 2**-7) * 2**127  # = {BF16_MAX:.5g}\n"

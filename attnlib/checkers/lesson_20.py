@@ -26,8 +26,8 @@ IS_CAUSAL_MASK = Exercise(
     answer="mask",
     hints=[
         "is_causal builds torch.ones(n_q, n_k).tril(): query i sees keys j <= i.",
-        "Row 0 is query 0: it sees key 0 only. Row 1 sees keys 0 and 1.",
-        "mask = [[True, False, False, False], [True, True, False, False]]",
+        "tril keeps the diagonal and what is below it, counted from the top left corner, "
+        "whatever n_k is: it does not shift the queries to the last rows of a cache.",
     ],
     solution="mask = np.array([[True, False, False, False],\n"
     "                 [True, True, False, False]])  # np.tril(np.ones((2, 4), dtype=bool))",
@@ -76,8 +76,8 @@ ATTENTION_LIKE_TORCH = Exercise(
     hints=[
         "SDPA computes softmax(Q K^T * scale) V; attnlib computes softmax(Q K^T / sqrt(d_k)) V.",
         "Scaling a query scales its scores: pick the factor f with f / sqrt(d_k) = scale.",
-        "f = 1 when scale is None, else scale * sqrt(d_k); return attnlib.attention(Q * f, K, "
-        "V)[0]",
+        "SDPA's default scale (None) is 1/sqrt(d_k), attnlib's own: then nothing changes. "
+        "Otherwise solve f / sqrt(d_k) = scale for f.",
     ],
     solution="def attention_like_torch(Q, K, V, scale=None):\n"
     "    if scale is None:\n"
@@ -157,7 +157,8 @@ BNHD_FIX = Exercise(
     hints=[
         "Write down the layout of Q, K and V after each line.",
         "attnlib.attention needs all three as (batch, heads, n, d).",
-        "Swap axes 1 and 2 of V too: V.swapaxes(1, 2).",
+        "Which of the three inputs does the broken function leave in (batch, n, heads, d)? "
+        "Give it the same swap as the other two.",
     ],
     solution="def attention_bnhd(Q, K, V):\n"
     "    Q, K, V = (M.swapaxes(1, 2) for M in (Q, K, V))  # (batch, heads, n, d)\n"
@@ -185,7 +186,8 @@ KV_CACHE_MASK = Exercise(
     hints=[
         "The 3 queries are tokens 2, 3 and 4 of the 5: each sees every key up to its own position.",
         "Query i (i = 0, 1, 2) sees keys j <= i + 2: the last query sees all five.",
-        "mask = np.tril(np.ones((3, 5), dtype=bool), k=2)",
+        "np.tril(M, k) keeps the diagonal shifted k places to the right and everything "
+        "below it: which k lets query 0 see keys 0 to 2?",
     ],
     solution="mask = np.tril(np.ones((3, 5), dtype=bool), k=5 - 3)  # bottom-right alignment",
     expected=KV_CACHE,

@@ -41,8 +41,8 @@ KV_BY_HAND = Exercise(
         "Step 0: the cache holds eat's key and value only, so eat's query gets weight 1 on it.",
         "Step 1: seeds' query (2, 3) meets the cached keys of eat (1, 2) and seeds (2, 1): "
         "scores 8 and 7, each divided by sqrt(2).",
-        "The weight on eat is 1 / (1 + e^(4.950 - 5.657)); the output blends eat's value (4, 2) "
-        "and seeds' value (2, 4) with the two weights.",
+        "The weight on eat is 1 / (1 + e^(s_seeds - s_eat)) with the two divided scores; "
+        "the output blends the two cached values with the two weights.",
     ],
     solution=lambda: (
         f"output_0 = ({_out2[0, 0]:.0f}, {_out2[0, 1]:.0f})  # one key: weight 1 on eat's value\n"
@@ -101,10 +101,11 @@ KV_DECODE = Exercise(
     kind="function",
     answer="decode",
     hints=[
-        "Loop over t. Keep K_cache and V_cache, starting with 0 rows; each step first appends "
-        "K[t] and V[t] (np.vstack), then attends with Q[t] alone.",
-        "Step t: scores = K_cache @ Q[t] / np.sqrt(d_k), the softmax of those t + 1 numbers, "
-        "then weights @ V_cache. Collect the rows and return np.array(rows).",
+        "Loop over t. Keep K_cache and V_cache, starting with 0 rows; each step first "
+        "appends K[t] and V[t] (np.vstack), then attends with Q[t] alone.",
+        "Step t: score every cached key against Q[t] (one dot product each, divided by "
+        "sqrt(d_k)), take the softmax of those t + 1 numbers and blend the cached values "
+        "with them. Collect one output row per step.",
         "attnlib.KVCache(n, d_k, d_v) with cache.append(K[t], V[t]) and "
         "attnlib.attention(Q[t:t + 1], cache.keys, cache.values) does the same.",
     ],
@@ -137,8 +138,9 @@ KV_PREDICT_DOUBLING = Exercise(
     answer="prediction",
     hints=[
         "A cached step has one query. How many keys does it meet when the cache holds n tokens?",
-        "One dot product per cached key and one value row per weight: the work is about "
-        "2 n d, plus the projection of the one new token, which does not depend on n.",
+        "One dot product per cached key and one value row per weight: count the "
+        "multiplications as a formula in n and d, leaving out the projection of the one "
+        "new token, which does not depend on n.",
     ],
     solution="prediction = 'twice'  # one query meets n keys: the work grows like n",
     expected="twice",
@@ -173,10 +175,11 @@ KV_FIX_CHUNK = Exercise(
     kind="function",
     answer="attend_new",
     hints=[
-        "Print the broken mask for n_q = 2, n_k = 5: can the last new token see its own key, "
-        "the last row of the cache?",
+        "Print the broken mask for n_q = 2, n_k = 5: can the last new token see its own "
+        "key, the last row of the cache?",
         "The new queries are the last n_q of n_k tokens: query i sits at place n_k - n_q + i.",
-        "np.tril(np.ones((n_q, n_k), dtype=bool), k=n_k - n_q) is the bottom-right mask.",
+        "np.tril(M, k) keeps the diagonal shifted k places to the right and everything "
+        "below it: which k lets query i see keys up to place n_k - n_q + i?",
     ],
     solution="def attend_new(Q_new, K_cache, V_cache):\n"
     "    n_q, n_k = len(Q_new), len(K_cache)\n"

@@ -29,7 +29,8 @@ GQA_BY_HAND = Exercise(
     hints=[
         "8 query heads share 2 key-value heads: each key-value head serves a group of 4 "
         "neighbouring query heads.",
-        "Query head h reads key-value head h // 4: heads 0 to 3 read 0, heads 4 to 7 read 1.",
+        "Query head h reads key-value head h // 4 (whole-number division): work it out for "
+        "h = 0 .. 7.",
     ],
     solution="kv_head = [0, 0, 0, 0, 1, 1, 1, 1]  # h // (8 // 2)",
     expected=np.arange(N_HEADS) // _group,
@@ -108,7 +109,8 @@ GQA_PREDICT_WEIGHTS = Exercise(
     answer="prediction",
     hints=[
         "The weights of head h are softmax(Q_h K^T / sqrt(d_k)). Which of Q_h and K is shared?",
-        "The keys are shared, but each head has its own columns of W_Q, so its own queries.",
+        "The keys are shared. Where do head h's queries come from: the same columns of W_Q "
+        "for every head, or columns of its own?",
     ],
     solution="prediction = 'different'  # shared keys, but each head asks with its own queries",
     expected="different",
@@ -140,9 +142,11 @@ GQA_FIX_REPEAT = Exercise(
     hints=[
         "Print which key-value head each of the outputs' heads comes from for n_kv = 2, "
         "n_heads = 4: should heads 0 and 1 share, or heads 0 and 2?",
-        "Query heads h = 0 .. g - 1 read key-value head 0: each head must appear g times in a "
-        "row, not the whole stack g times.",
-        "np.repeat(K, n_heads // len(K), axis=0).",
+        "Query heads h = 0 .. g - 1 read key-value head 0: each head must appear g times "
+        "in a row, not the whole stack g times.",
+        "np.repeat repeats each entry in place (0, 0, 1, 1); np.tile repeats the whole "
+        "stack (0, 1, 0, 1). Which order does g = n_heads // n_kv need, and along which "
+        "axis?",
     ],
     solution="def repeat_kv(K, n_heads):\n"
     "    return np.repeat(K, n_heads // len(K), axis=0)  # 0, 0, .., 1, 1, ..",
@@ -170,8 +174,8 @@ GQA_BATCH = Exercise(
     answer="(with_8, with_64)",
     hints=[
         "One sequence of 4096 tokens: 2 x 80 x 4096 x n_kv x 128 x 2 bytes (lesson 21's formula).",
-        "That is 1.25 GiB with 8 key-value heads and 10 GiB with 64; how many whole sequences "
-        "fit into 40 GiB? (use //)",
+        "Work out one sequence's bytes for each number of key-value heads. A sequence "
+        "either fits whole or not at all: round the count down (//), never to the nearest.",
     ],
     solution=lambda: (
         f"with_8 = {_sequences(8)}  # 40 // 1.25\nwith_64 = {_sequences(64)}  # 40 // 10"
@@ -205,7 +209,8 @@ MLA_CACHE = Exercise(
     hints=[
         "Per token and layer, multi-head latent attention caches d_c + d_rope numbers; "
         "multi-head attention caches 2 n_heads d_head. Then multiply by the layers.",
-        "mla = (256 + 32) x 40; mha = 2 x 32 x 128 x 40.",
+        "Read d_c, d_rope, n_heads, d_head and the number of layers from the exercise "
+        "text; multi-head attention's 2 counts a key and a value.",
     ],
     solution=lambda: (
         f"mla = {_mla_numbers()}  # (256 + 32) * 40\nmha = {_mha_numbers()}  # 2 * 32 * 128 * 40"

@@ -134,12 +134,13 @@ WINDOW_RING_DECODE = Exercise(
     kind="function",
     answer="ring_decode",
     hints=[
-        "Keep K_slots of shape (w, d_k) and V_slots of shape (w, d_v). At step t write K[t] "
-        "and V[t] into slot t % w first, then attend with Q[t] alone.",
-        "Until the ring is full, only slots 0 .. t hold tokens: attend over the first "
-        "min(t + 1, w) slots.",
-        "scores = K_live @ Q[t] / np.sqrt(d_k); the softmax of those; weights @ V_live. The "
-        "order of the slots does not matter.",
+        "Keep K_slots of shape (w, d_k) and V_slots of shape (w, d_v). At step t write "
+        "K[t] and V[t] into slot t % w first, then attend with Q[t] alone.",
+        "Until the ring is full, only the slots written so far hold tokens: attend over "
+        "those, never over the zeros of unwritten slots.",
+        "Score the live keys against Q[t] (divided by sqrt(d_k)), take their softmax, "
+        "blend the live values. The order of the slots does not matter: softmax and the "
+        "blend are sums over keys.",
     ],
     solution="def ring_decode(Q, K, V, w):\n"
     "    d_k = Q.shape[-1]\n"
@@ -182,7 +183,8 @@ WINDOW_RING_SLOTS = Exercise(
     hints=[
         "Token t goes into slot t % w. Which tokens of 0 .. 9 have t % 4 == 0? The last of "
         "them is the one slot 0 still holds.",
-        "Tokens 0, 4, 8 went into slot 0; 1, 5, 9 into slot 1; 2, 6 into slot 2; 3, 7 into slot 3.",
+        "Do the same for slots 1, 2 and 3: each holds the last token t with t % 4 equal to "
+        "its number. Not every slot was overwritten the same number of times.",
     ],
     solution=lambda: (
         f"slots = {[int(s) for s in _SLOTS]}  # slot s holds the last token t with t % 4 == s"
@@ -223,10 +225,11 @@ WINDOW_FIX_ALIGNMENT = Exercise(
     hints=[
         "Print the broken mask for n_q = 2, n_k = 5, w = 2: which keys does the last new "
         "token see? It is token 4 of 0 .. 4.",
-        "The new queries are the last n_q of n_k tokens: query i sits at position "
-        "p = n_k - n_q + i, and sees keys p - w + 1 .. p.",
-        "p = np.arange(n_q)[:, None] + n_k - n_q; j = np.arange(n_k)[None, :]; "
-        "return (j > p - w) & (j <= p).",
+        "The new queries are the last n_q of n_k tokens: query i sits at position p = n_k "
+        "- n_q + i, and sees keys p - w + 1 .. p.",
+        "Compare by broadcasting: the positions p as a column (n_q, 1), the key positions "
+        "j as a row (1, n_k); key j is visible when it is one of the w positions ending at "
+        "p.",
     ],
     solution="def window_mask(n_q, n_k, w):\n"
     "    p = np.arange(n_q)[:, None] + n_k - n_q  # (n_q, 1): the new tokens' positions\n"
@@ -258,9 +261,9 @@ WINDOW_COUNT_ALONE = Exercise(
         "Row i sees itself, min(i, w - 1) keys before it and min(n - 1 - i, w - 1) after it.",
         "By symmetry the keys after add up to the same as the keys before. The keys before "
         "are the causal count less the diagonal: sum over rows of min(i, w - 1).",
-        "Rows 0 .. w - 1 have i keys before; rows w .. n - 1 have w - 1. "
-        "before = sp.summation(i, (i, 0, w - 1)) + sp.summation(w - 1, (i, w, n - 1)); "
-        "count = n + 2 * before.",
+        "Split that sum at i = w - 1: rows 0 .. w - 1 add i each, rows w .. n - 1 add w - "
+        "1 each. sp.summation adds each part; the count is the diagonal n plus twice the "
+        "keys before.",
     ],
     solution=(
         'n, w = sp.symbols("n w", integer=True, positive=True)  # as in the exercise cell\n'

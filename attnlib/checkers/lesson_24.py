@@ -137,12 +137,14 @@ FLASH_BACKWARD = Exercise(
     kind="function",
     answer="flash_backward",
     hints=[
-        "Loop over blocks of keys. For each block rebuild the weights from L: "
-        "P_b = np.exp(Q @ K_b.T / np.sqrt(d_k) - L[:, None]).",
-        "Compute D = (dOutput * output).sum(axis=1, keepdims=True) once, before the loop; "
-        "in the loop dP_b = dOutput @ V_b.T and dS_b = P_b * (dP_b - D).",
-        "dV_b = P_b.T @ dOutput, dK_b = dS_b.T @ Q / sqrt(d_k), and dQ collects "
-        "dS_b @ K_b / sqrt(d_k) from every block.",
+        "Loop over blocks of keys. For each block rebuild the weights from L: P_b = "
+        "np.exp(Q @ K_b.T / np.sqrt(d_k) - L[:, None]).",
+        "Compute the row term D once, before the loop, from dOutput and output alone (it "
+        "equals the row sums of P * dP, but needs no (n_q, n_k) table). In the loop dP_b "
+        "comes from dOutput and V_b, and dS_b is P_b times (dP_b minus D).",
+        "Each block adds its own dV_b and dK_b, and dQ collects a term from every block: "
+        "write them as attention_backward does for the whole table, with the division by "
+        "sqrt(d_k) where the scores had it.",
     ],
     solution="def flash_backward(Q, K, V, output, L, dOutput, block_size):\n"
     "    d_k = Q.shape[1]\n"
@@ -186,10 +188,11 @@ FLASH_PREDICT_MEMORY = Exercise(
     kind="tuple",
     answer="(growth_flash, growth_full)",
     hints=[
-        "Which arrays does each backward pass hold? The tiled one: (n, block_size) tiles and "
-        "arrays with n rows. attention_backward: the (n, n) weights and their gradient.",
-        "Replace n by 2n in n * block_size and in n * n, and divide.",
-        "growth_flash = 2, growth_full = 4",
+        "Which arrays does each backward pass hold? The tiled one: (n, block_size) tiles "
+        "and arrays with n rows. attention_backward: the (n, n) weights and their "
+        "gradient.",
+        "Replace n by 2n in n * block_size (the block size stays) and in n * n, and divide "
+        "each new size by the old one.",
     ],
     solution=lambda: f"growth_flash = {TILED_GROWTH:g}\ngrowth_full = {FULL_GROWTH:g}",
     expected=(TILED_GROWTH, FULL_GROWTH),
@@ -246,11 +249,12 @@ FLASH_FIX_FORWARD = Exercise(
     kind="function",
     answer="flash_forward",
     hints=[
-        "Compare the broken function's output with attnlib.attention on a case where a later "
-        "block holds a row's largest score.",
+        "Compare the broken function's output with attnlib.attention on a case where a "
+        "later block holds a row's largest score.",
         "When the max rises, everything summed so far was measured from the old max: both "
         "running sums must be re-measured.",
-        "acc = acc * np.exp(m - m_new) + P_b @ V_b, the same factor as for l_sum.",
+        "Look at the line that updates acc: l_sum is multiplied by exp(m - m_new) before "
+        "the new block is added; does acc get the same factor?",
     ],
     solution="def flash_forward(Q, K, V, block_size):\n"
     "    d_k = Q.shape[1]\n"
@@ -320,12 +324,13 @@ FLASH_MERGE = Exercise(
     kind="function",
     answer="merge",
     hints=[
-        "exp(L_a) and exp(L_b) are the two halves' sums of exp(s_j); the whole row's sum is "
-        "their total.",
-        "Each half's output is its own weighted average: weight it by its share of the total, "
-        "exp(L_a - L).",
-        "L = np.logaddexp(L_a, L_b); output = np.exp(L_a - L)[:, None] * output_a + "
-        "np.exp(L_b - L)[:, None] * output_b.",
+        "exp(L_a) and exp(L_b) are the two halves' sums of exp(s_j); the whole row's sum "
+        "is their total.",
+        "Each half's output is its own weighted average: weight it by its share of the "
+        "total, exp(L_a - L).",
+        "np.logaddexp(L_a, L_b) is log(exp(L_a) + exp(L_b)) without overflow. Each share "
+        "is one number per row: give it a column axis so it broadcasts over that half's "
+        "output columns.",
     ],
     solution="def merge(output_a, L_a, output_b, L_b):\n"
     "    L = np.maximum(L_a, L_b) + np.log(\n"

@@ -31,7 +31,7 @@ GPT_CROSS_ENTROPY_BY_HAND = Exercise(
     hints=[
         "exp of the logits is (1, 2, 5): softmax divides by their sum, 8.",
         "loss = -log(p_1) = -log(2/8); dz = p - onehot(1), so subtract 1 at index 1 only.",
-        "loss = log 4 = 1.386, dz = (0.125, -0.75, 0.625)",
+        "Check: the three entries of dz sum to 0, and only the right token's entry is negative.",
     ],
     solution=lambda: (
         "p = np.array([1, 2, 5]) / 8  # softmax of (0, log 2, log 5)\n"
@@ -88,11 +88,12 @@ GPT_LAYER_NORM_BACKWARD = Exercise(
     kind="function",
     answer="layer_norm_backward",
     hints=[
-        "Recompute each row's mean, sigma = sqrt(var + 1e-5) and x_hat = (x - mean) / sigma; "
-        "then g = dY * gamma.",
-        "dX = (g - g.mean(axis=1, keepdims=True) - X_hat * (g * X_hat).mean(axis=1, "
-        "keepdims=True)) / sigma",
-        "dgamma = (dY * X_hat).sum(axis=0) and dbeta = dY.sum(axis=0): summed over the rows.",
+        "Recompute each row's mean, sigma = sqrt(var + 1e-5) and x_hat = (x - mean) / "
+        "sigma; then g = dY * gamma.",
+        "dX takes g, subtracts its row mean and x_hat times the row mean of g * x_hat, and "
+        "divides by sigma; every mean runs along the row (axis=1, keepdims=True).",
+        "gamma and beta are shared by every row: their gradients add up over the rows "
+        "(axis=0), dY times x_hat for gamma and dY alone for beta.",
     ],
     solution="def layer_norm_backward(X, gamma, dY):\n"
     "    mean = X.mean(axis=1, keepdims=True)  # (n, 1)\n"
@@ -124,10 +125,11 @@ GPT_PREDICT_FIRST_LOSS = Exercise(
     kind="value",
     answer="first_loss",
     hints=[
-        "With weights of spread 0.02 every logit is close to 0. What probability does softmax "
-        "give each of 12 tokens then?",
-        "Each gets 1/12; the loss is -log(1/12).",
-        "first_loss = np.log(12), about 2.485",
+        "With weights of spread 0.02 every logit is close to 0. What probability does "
+        "softmax give each of 12 tokens then?",
+        "The loss is minus the log of the right token's probability: put in your answer to "
+        "the first hint. The logits are small but not exactly 0; the exercise text says "
+        "how far a real first loss lands from that value.",
     ],
     solution=lambda: f"first_loss = np.log(12)  # {FIRST_LOSS:.3f}",
     expected=FIRST_LOSS,
@@ -178,9 +180,10 @@ GPT_FIX_EMBEDDING_BACKWARD = Exercise(
     answer="embedding_backward",
     hints=[
         "Try the broken function on tokens [[3, 3]]: row 3 of dE should be dX[0, 0] + dX[0, 1].",
-        "dE[tokens] += dX reads dE[tokens], adds, and writes back once per index: a repeated "
-        "index keeps only its last write.",
-        "np.add.at(dE, tokens, dX) adds every row, repeats included; so does a loop over (b, i).",
+        "dE[tokens] += dX reads dE[tokens], adds, and writes back once per index: a "
+        "repeated index keeps only its last write.",
+        "np.add.at(array, indices, values) adds without buffering, so a repeated index "
+        "adds every time; a loop over the positions (b, i) does the same.",
     ],
     solution="def embedding_backward(tokens, dX, vocab):\n"
     "    dE = np.zeros((vocab, dX.shape[-1]))  # (vocab, d_model)\n"
@@ -216,7 +219,8 @@ GPT_TIED_GRADIENT = Exercise(
     hints=[
         "E is used twice: to embed the tokens and, transposed, to score the next token.",
         "Lesson 17: when a variable feeds several places, its gradients add up.",
-        "return dE + dW_U.T",
+        "dW_U has shape (d_model, vocab) and E has (vocab, d_model): turn the second "
+        "path's gradient into E's shape before adding.",
     ],
     solution="def tied_gradient(dE, dW_U):\n"
     "    return dE + dW_U.T  # (vocab, d_model): both paths, the second turned back",

@@ -29,7 +29,10 @@ For a class: ``attnlib check handed-in/*/`` (one folder per student). The grader
 Statuses: passed / wrong / not attempted / missing / not reached / error. Exit codes:
 0 every exercise passed, 1 something did not, 2 the grader itself could not run.
 
-One module per job: :mod:`.notebook` and :mod:`.runner` grade one notebook;
+One module per job: this one holds the public entry (:func:`grade`) and the run;
+:mod:`.intake` reads the paths, the snapshots and a resume file; :mod:`.integrity`
+watches the installed package; :mod:`.textreport` prints the report as text;
+:mod:`.notebook` and :mod:`.runner` grade one notebook;
 :mod:`.answers` keeps what a student wrote per exercise; :mod:`.shard` picks a shard
 of the class; :mod:`.report` writes and merges JSON lines; :mod:`.points`,
 :mod:`.gradebook`, :mod:`.feedback`, :mod:`.written`, :mod:`.similarity` and
@@ -38,19 +41,29 @@ of the class; :mod:`.report` writes and merges JSON lines; :mod:`.points`,
 """
 
 import hashlib
-import json
 import os
 import queue
 import shutil
 import signal
-import stat
-import sys
 import tempfile
 import threading
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from pathlib import Path
 
 from .answers import collect as collect_answers
+from .errors import GraderError
+from .intake import (
+    DATA_FILE_SIZE,
+    NOTEBOOK_SIZE,
+    assign,
+    escape,
+    read_regular,
+    read_resume,
+    restore,
+    snapshot,
+    targets,
+)
+from .integrity import changed_files, compile_package, package_digest, package_files
 from .notebook import (
     CELL_TIMEOUT,
     NOTEBOOK,
@@ -62,9 +75,7 @@ from .notebook import (
 )
 from .shard import run_info as shard_run_info
 from .shard import select as shard_select
-
-NOTEBOOK_SIZE = 32 * 2**20  # bytes: a larger notebook is not read
-DATA_FILE_SIZE = 2**20  # bytes: a listed data file larger than this is not copied
+from .textreport import counts_text, progress_line, status_text, summarize, text_report
 
 __all__ = [
     "CELL_TIMEOUT",
@@ -76,184 +87,6 @@ __all__ = [
     "grade",
     "package_digest",
 ]
-
-
-class GraderError(RuntimeError):
-    """The grader itself cannot go on (exit status 2)."""
-
-
-def escape(name):
-    """A file name as one printable line: control characters, ANSI codes and bytes that
-    are not UTF-8 become backslash escapes.
-
-    >>> escape("a\\nb\\x1b[2K.ipynb"), escape("caf\\udce9.ipynb"), escape("é")
-    ('a\\\\nb\\\\x1b[2K.ipynb', 'caf\\\\xe9.ipynb', 'é')
-    """
-    text = str(name).encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
-    out = []
-    for ch in text:
-        if ch == "\n":
-            out.append("\\n")
-        elif ch == "\t":
-            out.append("\\t")
-        elif not ch.isprintable() and ch != " ":
-            out.append(ch.encode("unicode_escape").decode("ascii"))
-        else:
-            out.append(ch)
-    return "".join(out)
-
-
-def _link_row(path, what):
-    try:
-        target = os.readlink(path)
-    except OSError:
-        target = "?"
-    message = f"{what} is a symbolic link (to {target}): not followed, not graded"
-    return row(path, NOTEBOOK, "error", message=message[:300])
-
-
-def targets(paths):
-    """``([(folder, [notebook, ...]), ...], refused)`` for the paths on the command line.
-
-    A folder gives its ``*.ipynb`` files (not its subfolders), sorted, and keeps its
-    place even when it holds none; a file is graded in its folder's group. Symbolic links
-    (a notebook or a folder) and ``.ipynb`` names that are not regular files are never
-    followed: each is one error row in ``refused`` (``{folder: [row, ...]}``).
-    """
-    groups, refused = {}, {}
-    for p in map(Path, paths):
-        if p.is_symlink():
-            groups.setdefault(str(p), [])
-            refused.setdefault(str(p), []).append(_link_row(p, "the folder or file"))
-        elif p.is_dir():
-            groups.setdefault(str(p), [])
-            for q in sorted(p.iterdir()):
-                if q.suffix != ".ipynb":
-                    continue
-                if q.is_symlink():
-                    refused.setdefault(str(p), []).append(_link_row(q, "the notebook"))
-                elif not stat.S_ISREG(q.lstat().st_mode):
-                    message = "not a regular file: not graded"
-                    odd = row(q, NOTEBOOK, "error", message=message)
-                    refused.setdefault(str(p), []).append(odd)
-                else:
-                    groups[str(p)].append(q)
-        elif p.is_file() and p.suffix == ".ipynb":
-            groups.setdefault(str(p.parent), []).append(p)
-        else:
-            raise GraderError(f"{escape(p)} is not a notebook or a folder of notebooks.")
-    return [(folder, list(dict.fromkeys(found))) for folder, found in groups.items()], refused
-
-
-def read_regular(path, limit):
-    """The bytes of a regular file (never through a link, never a FIFO), or a reason."""
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
-    except OSError as err:
-        return f"could not be opened ({err.strerror})"
-    try:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode):
-            return "not a regular file"
-        if info.st_size > limit:
-            return f"{info.st_size} bytes, more than the {limit} allowed"
-        with os.fdopen(os.dup(fd), "rb") as f:
-            data = f.read(limit + 1)
-        return data if len(data) <= limit else f"more than the {limit} bytes allowed"
-    finally:
-        os.close(fd)
-
-
-def snapshot(groups, data_files=(), notebook_size=NOTEBOOK_SIZE, data_size=DATA_FILE_SIZE):
-    """Every handed-in notebook's bytes, read once now; and each folder's listed files.
-
-    Returns ``(files, extras, reasons)``: ``{path: bytes}`` of the notebooks,
-    ``{folder: {name: bytes}}`` of the listed data files (small, regular) and
-    ``{path: reason}`` for each notebook or listed file that could not be read.
-    No other file is opened.
-    """
-    files, extras, reasons = {}, {}, {}
-    for folder, notebooks in groups:
-        for path in notebooks:
-            data = read_regular(path, notebook_size)
-            if isinstance(data, bytes):
-                files[str(path)] = data
-            else:
-                reasons[str(path)] = data
-        for name in data_files:
-            path = Path(folder) / name
-            if not os.path.lexists(path):
-                continue
-            data = read_regular(path, data_size)
-            if isinstance(data, bytes):
-                extras.setdefault(folder, {})[name] = data
-            else:
-                reasons[str(path)] = data
-    return files, extras, reasons
-
-
-def restore(files):
-    """Write back every snapshot file that changed or vanished; return their paths.
-
-    A link put in a file's place is removed, never written through.
-    """
-    touched = []
-    for name, data in files.items():
-        path = Path(name)
-        same = read_regular(path, len(data)) == data if not path.is_symlink() else False
-        if not same:
-            touched.append(name)
-            try:
-                if path.is_symlink():
-                    path.unlink()
-                flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW
-                fd = os.open(path, flags, 0o644)
-                with os.fdopen(fd, "wb") as f:
-                    f.write(data)
-            except OSError:
-                pass
-    return touched
-
-
-def package_root():
-    import attnlib
-
-    return Path(attnlib.__file__).resolve().parent
-
-
-def compile_package():
-    """Write the package's bytecode now (where allowed), so that grading writes none."""
-    import compileall
-
-    compileall.compile_dir(package_root(), quiet=2)
-
-
-def package_files():
-    """``{relative path: SHA-256}`` of the installed ``attnlib`` package, bytecode included.
-
-    Kernels run with ``PYTHONDONTWRITEBYTECODE``, and :func:`compile_package` runs
-    before the first look, so a ``.pyc`` that appears or changes is tampering too.
-    """
-    root = package_root()
-    found = {}
-    for path in sorted(root.rglob("*")):
-        if path.is_symlink():
-            found[str(path.relative_to(root))] = "-> " + os.readlink(path)
-        elif path.is_file():
-            found[str(path.relative_to(root))] = hashlib.sha256(path.read_bytes()).hexdigest()
-    return found
-
-
-def package_digest():
-    """One SHA-256 over :func:`package_files`."""
-    return hashlib.sha256(repr(sorted(package_files().items())).encode()).hexdigest()
-
-
-def changed_files(before, after):
-    """Names of the files added, removed or changed between two :func:`package_files`."""
-    return sorted(
-        name for name in before.keys() | after.keys() if before.get(name) != after.get(name)
-    )
 
 
 def sweep(known):
@@ -291,30 +124,6 @@ def _load_registry():
     except Exception as err:
         raise GraderError(f"the course's exercises could not be loaded: {err!r}") from err
     return registry
-
-
-def summarize(rows):
-    """Counts per status and the total."""
-    counts = {status: sum(r["status"] == status for r in rows) for status in STATUSES}
-    counts["total"] = len(rows)
-    return counts
-
-
-def read_resume(path):
-    """``{notebook: result}`` from an earlier ``--jsonl`` file (lines with ``sha256``)."""
-    found = {}
-    try:
-        with open(path, encoding="utf-8") as f:
-            for line in f:
-                try:
-                    item = json.loads(line)
-                except ValueError:
-                    continue
-                if isinstance(item, dict) and {"notebook", "rows", "sha256"} <= item.keys():
-                    found[item["notebook"]] = item
-    except OSError as err:
-        raise GraderError(f"--resume: {path} could not be read ({err.strerror})") from err
-    return found
 
 
 def make_sandbox(registry, limits, bwrap=None, enabled=True, slots=1):
@@ -360,8 +169,14 @@ def grade(
     data_files=(),
     shard=None,
     restore_changed=True,
+    unprivileged=False,
 ):
     """Grade every notebook under ``paths``; return the report as a dict.
+
+    ``unprivileged``: where no sandbox can be made and this process is root (Gradescope's
+    containers), run every kernel as a uid leased for this run (one per slot,
+    :func:`~attnlib.grade.notebook.drop_to`) and kill every process of that uid after
+    each notebook; ``report["run_as"]`` then lists those uids.
 
     ``on_result(result, done, total)`` is called as each notebook finishes (progress,
     JSON lines); ``registry`` defaults to the course's. ``sandbox=False`` grades without
@@ -410,10 +225,15 @@ def grade(
     # probe's sandbox included (its namespace's first process is re-parented here)
     known = set(children(os.getpid()))
     box, detail, package_folder = make_sandbox(registry, limits, bwrap, sandbox, jobs)
+    lease = None
     try:
         if box is None and require_sandbox:
             raise GraderError(f"no sandbox can be made here ({detail}); --require-sandbox")
         limits["package_parent"] = package_folder
+        if box is None and unprivileged and os.geteuid() == 0:
+            lease = sb.Sandbox(bwrap="", package="", installed="")
+            lease.lease(max(1, jobs))  # uids no other grader on the machine uses
+            limits["run_as_uids"] = list(lease.uids)
         report = _grade(
             groups,
             refused,
@@ -434,6 +254,14 @@ def grade(
         if box is not None:
             box.release()
         sweep(known)  # the probe's, when no notebook ran after it
+        if lease is not None:
+            from .runner import kill_uid
+
+            for uid in lease.uids:
+                kill_uid(uid)
+            lease.release()
+    if limits.get("run_as_uids"):  # only for unprivileged=True without a sandbox (Gradescope)
+        report["run_as"] = limits["run_as_uids"]
     report["sandbox"] = box is not None
     report["sandbox_detail"] = detail
     report["sandbox_uids"] = list(box.uids) if box is not None else []
@@ -465,6 +293,11 @@ def _grade(
     for n in range(max(1, jobs)):
         slots.put(n)
     notebooks += [(folder, None) for folder in refused]
+    lessons, doubles = {}, {}
+    for _, found in groups:
+        chosen, twice = assign(found, getattr(registry, "LESSONS", None))
+        lessons |= chosen
+        doubles |= twice
 
     def one(item):
         folder, path = item
@@ -479,6 +312,11 @@ def _grade(
             }
         if touched:
             return None
+        lesson = lessons.get(str(path))
+        if str(path) in doubles:  # one of two notebooks for a lesson: reported, not chosen
+            message = doubles[str(path)]
+            return {"notebook": str(path), "folder": folder, "unknown_ids": [], "cell_errors": [],
+                    "rows": [row(path, NOTEBOOK, "error", message=message)]}  # fmt: skip
         data = files.get(str(path))
         digest = hashlib.sha256(data).hexdigest() if data is not None else None
         old = previous.get(str(path))
@@ -491,20 +329,28 @@ def _grade(
                 result = {"notebook": str(path), "unknown_ids": [], "cell_errors": []}
                 result["rows"] = [row(path, NOTEBOOK, "error", message=reason[:300])]
             else:
+                uids = limits.get("run_as_uids")
+                mine = dict(limits, run_as=uids[slot]) if uids else limits
                 result = grade_notebook(
-                    path, data, registry, limits, box.job(slot) if box else None
+                    path, data, registry, mine, box.job(slot) if box else None, lesson
                 )
         except Exception as err:  # a bug of ours costs one notebook, never the class
             reason = f"the grader failed on this notebook: {type(err).__name__}: {err}"
             result = {"notebook": str(path), "unknown_ids": [], "cell_errors": []}
             result["rows"] = [row(path, NOTEBOOK, "error", message=reason[:300])]
         finally:
+            if limits.get("run_as_uids"):  # whatever the notebook started, as its uid
+                from .runner import kill_uid
+
+                kill_uid(limits["run_as_uids"][slot])
             slots.put(slot)
         result["folder"] = folder
         result["sha256"] = digest
+        if lesson is not None and lesson != Path(path).stem:
+            result["lesson"] = lesson  # graded as this lesson, matched by its name's start
         if data is not None:
-            exercise_ids = [ex.id for ex in registry.for_notebook(Path(path).stem)]
-            result["answers"] = collect_answers(Path(path).stem, data, exercise_ids)
+            exercise_ids = [ex.id for ex in registry.for_notebook(lesson or Path(path).stem)]
+            result["answers"] = collect_answers(lesson or Path(path).stem, data, exercise_ids)
         sweep(known)
         if verify_package:
             changed = changed_files(before, package_files())
@@ -578,97 +424,9 @@ def build_report(groups, results, tampered, limits, run=None):
         "tampered": tampered,
         "limits": {k: limits[k] for k in LIMIT_NAMES},
         "answers": {r["notebook"]: r["answers"] for r in results if r.get("answers")},
+        "matched": {r["notebook"]: r["lesson"] for r in results if r.get("lesson")},
         "run": run,
     }
-
-
-def _plural(n, word):
-    return f"{n} {word}{'s' * (n != 1)}"
-
-
-def counts_text(counts):
-    parts = [f"{counts['passed']} passed", f"{counts['wrong']} wrong"]
-    parts += [f"{counts[s]} {s}" for s in ("not attempted", "missing", "not reached")]
-    parts.append(_plural(counts["error"], "error"))
-    return ", ".join(parts)
-
-
-def status_text(r):
-    if r["status"] == "wrong" and r["mistake"]:
-        return f"wrong: {r['mistake']}"
-    return r["status"]
-
-
-def _say(line, out):
-    """Print one line whatever the stream's encoding can hold (the rest is escaped)."""
-    try:
-        print(line, file=out)
-    except UnicodeEncodeError:
-        encoding = getattr(out, "encoding", None) or "ascii"
-        print(line.encode(encoding, "backslashreplace").decode(encoding), file=out)
-
-
-def text_report(report, out=None):
-    """The table, the reasons, one line per folder and one for the class.
-
-    Every name and message is escaped (:func:`escape`): a file name cannot start a line
-    of its own, move the cursor or stop the report, under any locale.
-    """
-    out = out or sys.stdout
-    rows = report["rows"]
-    table = [("notebook", "exercise", "status")] + [
-        (escape(r["notebook"]), escape(r["exercise"]), escape(status_text(r))) for r in rows
-    ]
-    widths = [max(len(line[i]) for line in table) for i in range(3)]
-    for n, line in enumerate(table):
-        _say("  ".join(c.ljust(w) for c, w in zip(line, widths, strict=True)).rstrip(), out)
-        if n == 0:
-            _say("  ".join("-" * w for w in widths), out)
-    for r in rows:
-        if r["status"] in ("error", "missing", "not reached") or (
-            r["status"] == "wrong" and not r["mistake"]
-        ):
-            _say(f"{escape(r['notebook'])} {escape(r['exercise'])}: {escape(r['message'])}", out)
-    for notebook, errors in report["cell_errors"].items():
-        for number, reason in errors:
-            _say(f"{escape(notebook)}: cell {number} raised {escape(reason)}", out)
-    for notebook, ids in report["unknown_ids"].items():
-        listed = ", ".join(escape(i) for i in ids)
-        _say(f"{escape(notebook)}: ignored unknown exercise ids: {listed}", out)
-    for name in report["tampered"]:
-        _say(f"{escape(name)}: changed during grading (a notebook wrote to it); restored", out)
-    for name, reason in report.get("not_read", {}).items():
-        _say(f"{escape(name)}: not read: {escape(reason)}", out)
-    if "sandbox" in report:
-        where = "sandbox" if report["sandbox"] else "NO SANDBOX"
-        _say(f"{where}: {escape(report['sandbox_detail'])}", out)
-    _say("", out)
-    for folder, counts in report["by_folder"].items():
-        if not counts["notebooks"]:
-            _say(f"{escape(folder)}: no notebooks to grade", out)
-        else:
-            _say(
-                f"{escape(folder)}: {counts['passed']} of {_plural(counts['total'], 'exercise')} "
-                f"passed in {_plural(counts['notebooks'], 'notebook')} ({counts_text(counts)})",
-                out,
-            )
-    counts = report["summary"]
-    _say(
-        f"{_plural(counts['total'], 'exercise')} in {_plural(counts['notebooks'], 'notebook')}: "
-        f"{counts_text(counts)}",
-        out,
-    )
-
-
-def progress_line(result, done, total):
-    """One line on stderr per finished notebook."""
-    counts = summarize(result["rows"])
-    seconds = result.get("seconds")
-    took = f" in {seconds:.1f} s" if seconds is not None else ""
-    return (
-        f"[{done}/{total}] {escape(result['notebook'])}: {counts['passed']} of "
-        f"{_plural(counts['total'], 'row')} passed{took}"
-    )
 
 
 def exit_status(report):
@@ -676,3 +434,6 @@ def exit_status(report):
 
 
 __all__ += ["NOTEBOOK", "row", "summarize", "text_report", "exit_status"]
+__all__ += ["DATA_FILE_SIZE", "escape", "read_regular", "snapshot", "restore", "targets"]
+__all__ += ["changed_files", "compile_package", "package_files", "progress_line"]
+__all__ += ["counts_text", "status_text"]

@@ -4,7 +4,9 @@ Every export is written from the report (the data ``--json`` prints), after poin
 added to it, so a run and a merge of its shards write the same files.
 """
 
-from . import feedback, gradebook, points, similarity, written
+from pathlib import Path
+
+from . import classreport, feedback, gradebook, points, safe, similarity, written
 from .report import canonical
 
 
@@ -23,6 +25,13 @@ def add_options(parser):
     )
     g.add_argument(
         "--gradebook", metavar="CSV", help="write one row per student, one column per exercise"
+    )
+    g.add_argument(
+        "--gradebook-columns",
+        choices=gradebook.COLUMNS,
+        default="lesson",
+        help="one column per lesson (one LMS assignment each), per exercise, or one total "
+        "(default %(default)s); written answers have columns of their own",
     )
     g.add_argument(
         "--gradebook-layout",
@@ -49,6 +58,13 @@ def add_options(parser):
         help="the filled CSV from --written: its scores go into the points and --gradebook",
     )
     g.add_argument(
+        "--class-report",
+        metavar="HTML",
+        help="write what the class got wrong: per exercise the share passed, wrong, not "
+        "attempted and in error, each named mistake's count and lesson paragraph, ranked "
+        "(the same data is the report's class_report in --json)",
+    )
+    g.add_argument(
         "--similarity",
         metavar="HTML",
         help="write ranked pairs of students whose answer cells are unusually alike",
@@ -68,13 +84,28 @@ def prepare(args, registry):
 def finish(report, args, prepared, registry):
     """Add points to the report and write every export asked for; return the report."""
     canonical(report)
+    names = ("gradebook", "feedback", "written", "similarity", "class_report")
+    report["export_notes"] = [  # how a name is written where an export writes names
+        {"export": "names", "folder": safe.text(folder), "note": why}
+        for folder in report["by_folder"]
+        if any(getattr(args, n, None) for n in names) and (why := safe.risky(Path(folder).name))
+    ]
     points.score(report, registry, prepared["table"])
     try:
         if args.written_scores:
             scores = written.load_scores(args.written_scores, report)
             points.score(report, registry, prepared["table"], scores)
+        report["class_report"] = classreport.build(report, registry)
+        if getattr(args, "class_report", None):
+            classreport.write(report, args.class_report, registry)
         if args.gradebook:
-            gradebook.write(report, args.gradebook, args.gradebook_layout, prepared["roster"])
+            gradebook.write(
+                report,
+                args.gradebook,
+                args.gradebook_layout,
+                prepared["roster"],
+                getattr(args, "gradebook_columns", "lesson"),
+            )
         if args.feedback:
             feedback.write(report, args.feedback, registry)
         if args.written:

@@ -18,7 +18,8 @@ from pathlib import Path
 
 from attnlib.selfcheck.mistakes import MISTAKES
 
-from .gradebook import number
+from . import safe
+from .gradebook import note, number
 from .notebook import NOTEBOOK
 from .points import folder_of
 
@@ -37,7 +38,7 @@ SAID = {
 
 
 def _e(text):
-    return html.escape(str(text), quote=True)
+    return html.escape(safe.text(text), quote=True)  # any bytes: escaped, never a traceback
 
 
 def page_name(folder, taken):
@@ -67,14 +68,20 @@ def explain(row, exercise):
 def page(report, folder, registry):
     """The HTML text of one student's page."""
     rows = {r["exercise"]: r for r in report["rows"] if folder_of(r) == folder}
-    total = report["points"]["by_folder"].get(folder, {"earned": 0.0})["earned"]
+    mine = report["points"]["by_folder"].get(folder, {"earned": 0.0, "possible": 0.0})
     lines = [
         "<!DOCTYPE html>",
         '<html lang="en"><head><meta charset="utf-8">',
         f"<title>Feedback: {_e(Path(folder).name)}</title>",
         f"<style>{STYLE}</style></head><body>",
         f"<h1>Feedback for {_e(Path(folder).name)}</h1>",
-        f"<p>{number(total)} of {number(report['points']['possible'])} points.</p>",
+        f"<p>{number(mine['earned'])} of {number(mine['possible'])} points"
+        + (
+            " (written answers count once a teacher has read them)."
+            if _waiting(report, folder)
+            else "."
+        )
+        + "</p>",
         "<table><tr><th>Exercise</th><th>Status</th><th>Points</th><th>What to look at</th></tr>",
     ]
     written = report["points"]["written"].get(folder, {})
@@ -119,12 +126,33 @@ def page(report, folder, registry):
     return "\n".join(lines) + "\n"
 
 
+def _waiting(report, folder):
+    """True when a written answer of this folder is not scored yet."""
+    scored = report["points"]["written"].get(folder, {})
+    return any(
+        c["written"] > 0 and c["exercise"] not in scored for c in report["points"]["columns"]
+    )
+
+
 def write(report, directory, registry):
-    """Write every student's page into ``directory``; return ``{folder: file name}``."""
+    """Write every student's page into ``directory``; return ``{folder: file name}``.
+
+    A page that cannot be made says so (and the report's ``export_notes`` too); the
+    other students' pages are written all the same.
+    """
     directory = Path(directory)
     directory.mkdir(parents=True, exist_ok=True)
     names, taken = {}, set()
     for folder in report["by_folder"]:
         names[folder] = page_name(folder, taken)
-        (directory / names[folder]).write_bytes(page(report, folder, registry).encode("utf-8"))
+        try:
+            text = page(report, folder, registry)
+        except Exception as err:  # one student's page, never the class's feedback
+            note(report, "feedback", folder, f"{type(err).__name__}: {err}")
+            text = (
+                '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8"><title>Feedback'
+                "</title></head><body><p>This page could not be made; your teacher has been "
+                "told why.</p></body></html>\n"
+            )
+        (directory / names[folder]).write_bytes(text.encode("utf-8"))
     return names

@@ -39,13 +39,20 @@ from pathlib import Path
 VISIBILITIES = ("hidden", "after_due_date", "after_published", "visible")
 SETUP = """#!/usr/bin/env bash
 # Gradescope runs this once, as root, when it builds the autograder image.
+# Choose Gradescope's Ubuntu 22.04 base image or newer: the course needs Python 3.10+.
 set -euo pipefail
+CONSTRAINTS=/autograder/source/course/attnlib/grade/gradescope-constraints.txt
 apt-get update
-apt-get install -y python3 python3-venv python3-pip bubblewrap || \\
-  apt-get install -y python3 python3-venv python3-pip
+apt-get install -y python3 python3-venv python3-pip bubblewrap util-linux || \\
+  apt-get install -y python3 python3-venv python3-pip util-linux
+python3 -c 'import sys; sys.exit(sys.version_info < (3, 10))' || {
+  echo "setup.sh: $(python3 --version) is older than 3.10: choose Ubuntu 22.04 or newer" >&2
+  exit 1
+}
 python3 -m venv /autograder/venv
-/autograder/venv/bin/pip install --upgrade pip
-/autograder/venv/bin/pip install /autograder/source/course
+# the versions the course was tested with (tools/gradescope_constraints.py): a rebuild of
+# the image installs the same numpy, so the same verdicts
+/autograder/venv/bin/pip install -c "$CONSTRAINTS" /autograder/source/course
 """
 RUN = """#!/usr/bin/env bash
 # Gradescope runs this for each submission: grade /autograder/submission, write results.json.
@@ -55,6 +62,7 @@ export ATTNLIB_TEMPLATES="$AUTOGRADER_ROOT/source/course/exercises"
 exec "$AUTOGRADER_ROOT/venv/bin/python" -m attnlib.grade.gradescope
 """
 COURSE_FILES = ("pyproject.toml", "README.md", "LICENSE")
+CONSTRAINTS = "attnlib/grade/gradescope-constraints.txt"  # tools/gradescope_constraints.py
 
 
 class BuildError(ValueError):
@@ -74,7 +82,7 @@ def _add(zf, name, data, executable=False):
     zf.writestr(info, data)
 
 
-def build(out, lessons=None, points_file=None, visibility="visible"):
+def build(out, lessons=None, points_file=None, visibility="visible", require_sandbox=False):
     """Write the autograder zip; return the names in it. The same inputs give the same bytes."""
     from attnlib.selfcheck import registry
 
@@ -92,10 +100,13 @@ def build(out, lessons=None, points_file=None, visibility="visible"):
         raise BuildError(str(err)) from None
     root = _course_root()
     config = {"lessons": lessons, "points": table, "visibility": visibility}
+    if require_sandbox:
+        config["require_sandbox"] = True
     files = [("setup.sh", SETUP, True), ("run_autograder", RUN, True)]
     files.append(("config.json", json.dumps(config, indent=1, sort_keys=True) + "\n", False))
     sources = [root / name for name in COURSE_FILES if (root / name).is_file()]
     sources += sorted(p for p in (root / "attnlib").rglob("*.py"))
+    sources.append(root / CONSTRAINTS)
     sources += sorted((root / "exercises").glob("*.ipynb"))
     for path in sources:
         files.append(("course/" + path.relative_to(root).as_posix(), path.read_bytes(), False))
@@ -162,8 +173,68 @@ def results(report, registry, lessons, visibility="visible"):
     }
 
 
+REQUIRE_ENV = "ATTNLIB_REQUIRE_SANDBOX"  # "1": grade nothing where no sandbox can be made
+
+
+def protect(root):
+    """Make the answer key and the results folder root's alone; return what was protected.
+
+    Run before any student code: the course copy (``ROOT/source``, with the checkers and
+    the points), the installed course package and ``ROOT/results`` become mode 0700, so a
+    kernel running as another uid can neither read an expected value nor write a result.
+    """
+    from .sandbox import installed_package
+
+    protected = []
+    package = Path(installed_package())
+    # setup.sh installs into ROOT/venv; a package elsewhere (a developer's checkout) is
+    # left as it is, and the log says so
+    inside = package.resolve().is_relative_to(root.resolve())
+    for path in (root / "source", *([package] if inside else []), root / "results"):
+        if path.is_dir() and not path.is_symlink():
+            os.chmod(path, 0o700)
+            protected.append(str(path))
+    return protected
+
+
+def isolation(report, protected):
+    """The instructor's line saying which isolation held for this submission."""
+    detail = report.get("sandbox_detail", "not recorded")
+    if report.get("sandbox"):
+        return f"isolation: sandbox ({detail})"
+    if report.get("run_as"):
+        uids = ", ".join(map(str, report["run_as"]))
+        return (
+            f"isolation: NO SANDBOX ({detail}); the kernel ran as uid {uids}, not root; "
+            f"readable and writable by root only: {', '.join(protected)}; every process of "
+            "that uid was killed before results.json was written"
+        )
+    return (
+        f"isolation: NONE ({detail}); the kernel ran as this user (uid {os.geteuid()}), "
+        "who can read the answer key: grade as root (Gradescope does) or with bubblewrap"
+    )
+
+
+def _refusal(message):
+    return {
+        "score": 0.0,
+        "stdout_visibility": "hidden",
+        "output": message,
+        "tests": [],
+    }
+
+
 def run(root=None):
-    """Grade ``ROOT/submission`` and write ``ROOT/results/results.json``; return its data."""
+    """Grade ``ROOT/submission`` and write ``ROOT/results/results.json``; return its data.
+
+    As root without a sandbox (a container that refuses namespaces), the kernel runs as
+    an unprivileged uid that can read neither the answer key nor the results folder
+    (:func:`protect`), and ``results.json`` is written by this process after every process
+    of that uid has been killed; stdout (the instructor's log) says which isolation held.
+    With ``require_sandbox`` in ``config.json`` (``attnlib gradescope build
+    --require-sandbox``) or ``ATTNLIB_REQUIRE_SANDBOX=1``, nothing is graded where no
+    sandbox can be made.
+    """
     from attnlib.selfcheck import registry
 
     from . import GraderError, grade, points, text_report
@@ -173,11 +244,16 @@ def run(root=None):
     config = json.loads(config_path.read_text()) if config_path.is_file() else {}
     lessons = config.get("lessons") or list(registry.LESSONS)
     visibility = config.get("visibility", "visible")
+    required = bool(config.get("require_sandbox")) or os.environ.get(REQUIRE_ENV) == "1"
     out = root / "results"
     out.mkdir(parents=True, exist_ok=True)
+    target = out / "results.json"
+    if target.exists() or target.is_symlink():
+        target.unlink()  # nothing from before this run stands
+    protected = protect(root) if os.geteuid() == 0 else []
     try:
         folder = _notebooks_folder(root / "submission")
-        report = grade([str(folder)], jobs=1)
+        report = grade([str(folder)], jobs=1, require_sandbox=required, unprivileged=True)
         table = config.get("points") or {"points": {}, "written": {}}
         for stem in lessons:  # every asked lesson is a column, handed in or not
             for exercise in registry.for_notebook(stem):
@@ -187,16 +263,18 @@ def run(root=None):
         buffer = io.StringIO()
         text_report(report, out=buffer)
         print(buffer.getvalue())  # for the instructor (stdout is hidden from students)
+        print(isolation(report, protected))
     except (GraderError, OSError) as err:
         print(f"attnlib gradescope: {err}")
-        data = {
-            "score": 0.0,
-            "stdout_visibility": "hidden",
-            "output": "The grader could not run on this submission; your instructor has been "
-            "shown why.",
-            "tests": [],
-        }
-    (out / "results.json").write_text(json.dumps(data, indent=1) + "\n", encoding="utf-8")
+        if required:
+            print(f"isolation: refused to grade without a sandbox ({REQUIRE_ENV} or config)")
+        data = _refusal(
+            "The grader could not run on this submission; your instructor has been shown why."
+        )
+    # the kernel's uid has no process left (grade killed them all): this file is ours
+    temporary = out / f".results-{os.getpid()}.json"
+    temporary.write_text(json.dumps(data, indent=1) + "\n", encoding="utf-8")
+    os.replace(temporary, target)
     return data
 
 

@@ -11,6 +11,7 @@ notebook's ``check`` was given, whatever the variable or function was called.
 """
 
 import json
+import os
 import re
 import shutil
 import subprocess
@@ -130,10 +131,11 @@ def _stop_reason(stop, cells, limits, exit_code):
     return "the kernel did not start"
 
 
-def grade_notebook(path, data, registry, limits, sandbox=None):
+def grade_notebook(path, data, registry, limits, sandbox=None, lesson=None):
     """Grade one notebook from its snapshot ``data`` (bytes); return a result dict.
 
-    ``sandbox`` is the runner's ``job["sandbox"]`` part (None: the fallback).
+    ``sandbox`` is the runner's ``job["sandbox"]`` part (None: the fallback); ``lesson``
+    the lesson it is graded as (default: its file name without ``.ipynb``).
     """
     started = time.monotonic()
     result = {"notebook": str(path), "rows": [], "unknown_ids": [], "cell_errors": []}
@@ -143,7 +145,7 @@ def grade_notebook(path, data, registry, limits, sandbox=None):
     except NotANotebook as err:
         rows.append(row(path, NOTEBOOK, "error", message=f"not gradable: {err}"))
         return result
-    stem = Path(path).stem
+    stem = lesson or Path(path).stem
     exercises = registry.for_notebook(stem)
     if not exercises:
         rows.append(
@@ -200,6 +202,32 @@ def grade_notebook(path, data, registry, limits, sandbox=None):
     return result
 
 
+# util-linux's setpriv, as the sandbox uses it: no groups, no capabilities, no way back
+DROP = (
+    "setpriv --reuid={uid} --regid={uid} --clear-groups --inh-caps=-all --bounding-set=-all "
+    "--no-new-privs --"
+)
+
+
+def drop_to(uid, folder, private):
+    """Make the kernel's folders ``uid``'s own and copy the runner there; the copy's path.
+
+    Without a sandbox, as root, the grader runs the runner (and so the kernel) as an
+    unprivileged ``uid`` (``limits["run_as"]``): it owns the kernel's working folder and
+    the runner's private one, nothing else, and reads the runner from a copy, so the
+    installed course package (with its answer key) can be readable by root alone.
+    """
+    for where in (folder, private):
+        os.chown(where, uid, uid)
+        os.chmod(where, 0o700)
+        for name in os.listdir(where):
+            os.chown(os.path.join(where, name), uid, uid)
+    copy = os.path.join(private, "runner.py")
+    shutil.copyfile(RUNNER, copy)
+    os.chmod(copy, 0o444)  # root's file in the uid's folder: readable, not the uid's to change
+    return copy
+
+
 def run_in_kernel(path, data, sources, limits, sandbox=None):
     """Write the snapshot into a fresh folder and run the runner there; its result dict.
 
@@ -213,11 +241,12 @@ def run_in_kernel(path, data, sources, limits, sandbox=None):
         "output_cap": limits["output_cap"],
         "sandbox": sandbox,
     }
+    uid = limits.get("run_as") if sandbox is None else None  # no sandbox: drop root
     if sandbox is None:
         from .sandbox import environment, rlimits
 
         job["env"] = environment()
-        job["rlimits"] = rlimits(limits, per_uid=False)
+        job["rlimits"] = rlimits(limits, per_uid=uid is not None)
         job["package_parent"] = limits["package_parent"]
     folder = tempfile.mkdtemp(prefix="attnlib-grade-")  # the kernel's working directory
     job["private"] = tempfile.mkdtemp(prefix="attnlib-runner-")  # removed even if it is killed
@@ -226,10 +255,14 @@ def run_in_kernel(path, data, sources, limits, sandbox=None):
         (Path(folder) / Path(path).name).write_bytes(data)
         for name, extra in limits.get("data_files", {}).get(str(Path(path).parent), {}).items():
             (Path(folder) / name).write_bytes(extra)
+        command = [sys.executable, "-I", str(RUNNER)]
+        if uid is not None:  # the runner and its kernel run as ``uid``: see drop_to
+            command = [*DROP.format(uid=uid).split(), sys.executable, "-I"]
+            command.append(drop_to(uid, folder, job["private"]))
         try:
             with RUNNERS_LOCK:  # a sweep never takes a runner just started for an orphan
                 runner = subprocess.Popen(
-                    [sys.executable, "-I", str(RUNNER)],
+                    command,
                     stdin=subprocess.PIPE,
                     stdout=subprocess.PIPE,
                     stderr=subprocess.DEVNULL,

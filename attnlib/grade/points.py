@@ -93,7 +93,8 @@ def folder_of(row):
 def columns(report, registry, table=None):
     """``[(exercise, points, written points), ...]`` of the class, in course order."""
     table = table or {"points": {}, "written": {}}
-    stems = {Path(r["notebook"]).stem for r in report["rows"]}
+    matched = report.get("matched", {})  # "03_scoring (1).ipynb" graded as 03_scoring
+    stems = {matched.get(r["notebook"]) or Path(r["notebook"]).stem for r in report["rows"]}
     listed = {i for part in table.values() for i, v in part.items() if v > 0}
     found = []
     for exercise in registry.exercises().values():
@@ -118,8 +119,10 @@ def score(report, registry, table=None, written_scores=None):
     """Add points to the report (in place, and returned).
 
     Every row gets ``points`` and ``max_points``; ``report["points"]`` holds the
-    columns, what each column is worth and each folder's earned and possible totals
-    (written answers included when ``written_scores``, ``{(folder, id): n}``, is given).
+    columns, what each column is worth (``possible``: all of them, written answers
+    included) and each folder's earned and possible totals, where a written answer
+    counts only once scored (``written_scores``, ``{(folder, id): n}``): a student who
+    passed every exercise and whose written answers are not read yet has 100 %.
     """
     cols = columns(report, registry, table)
     by_id = {exercise.id: (exercise, points) for exercise, points, _ in cols}
@@ -132,11 +135,13 @@ def score(report, registry, table=None, written_scores=None):
         if exercise is not None:
             grid.setdefault(folder_of(r), {})[r["exercise"]] = r["points"]
     possible = sum(points + written for _, points, written in cols)
+    automatic = sum(points for _, points, _ in cols)
     folders = {}
     for folder, cells in grid.items():
-        got = sum(cells.values())
-        got += sum(written_scores.get((folder, e.id), 0.0) for e, _, w in cols if w > 0)
-        folders[folder] = {"earned": got, "possible": possible}
+        scored = [(e.id, w) for e, _, w in cols if w > 0 and (folder, e.id) in written_scores]
+        got = sum(cells.values()) + sum(written_scores[(folder, i)] for i, _ in scored)
+        # a written answer counts once a teacher scored it, not before (no 89.474 for 100)
+        folders[folder] = {"earned": got, "possible": automatic + sum(w for _, w in scored)}
     report["points"] = {
         "columns": [
             {"exercise": e.id, "lesson": e.lesson, "points": p, "written": w} for e, p, w in cols

@@ -30,6 +30,8 @@ import tokenize
 from itertools import combinations
 from pathlib import Path
 
+from . import safe
+
 K = 5  # tokens per fingerprint
 MIN_LINES = 2  # a one-line answer is no evidence, however long
 MIN_TOKENS = 20  # nor is an answer shorter than this
@@ -128,7 +130,7 @@ def pairs(report):
 
 
 def _e(text):
-    return html.escape(str(text), quote=True)
+    return html.escape(safe.text(text), quote=True)  # any bytes: escaped, never a traceback
 
 
 def page(found):

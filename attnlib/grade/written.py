@@ -23,7 +23,8 @@ import html
 import io
 from pathlib import Path
 
-from .gradebook import number
+from . import safe
+from .gradebook import note, number
 
 HEADER = ("folder", "exercise", "max_points", "score", "comment")
 STYLE = """
@@ -39,7 +40,7 @@ class WrittenError(ValueError):
 
 
 def _e(text):
-    return html.escape(str(text), quote=True)
+    return html.escape(safe.text(text), quote=True)  # any bytes: escaped, never a traceback
 
 
 def _written_columns(report):
@@ -48,15 +49,17 @@ def _written_columns(report):
 
 def answer_of(report, folder, column):
     """``(status, text)`` of one student's answer to one written exercise."""
-    notebook = str(Path(folder) / f"{column['lesson']}.ipynb")
-    status = next(
+    found = next(
         (
-            r["status"]
+            r
             for r in report["rows"]
-            if r["notebook"] == notebook and r["exercise"] == column["exercise"]
+            if r["exercise"] == column["exercise"] and str(Path(r["notebook"]).parent) == folder
         ),
-        "no notebook",
-    )
+        None,
+    )  # the notebook graded as the lesson, whatever its name ("03_scoring (1).ipynb")
+    if found is None:
+        return "no notebook", ""
+    status, notebook = found["status"], found["notebook"]
     text = report.get("answers", {}).get(notebook, {}).get(column["exercise"], {}).get("text", "")
     return status, text
 
@@ -77,7 +80,11 @@ def page(report, column, registry):
     ]
     rubric = "&#9744; full &#9744; part &#9744; none<br>note:"
     for folder in report["by_folder"]:
-        status, text = answer_of(report, folder, column)
+        try:
+            status, text = answer_of(report, folder, column)
+        except Exception as err:  # one student's answer, never the class's page
+            note(report, "written", folder, f"{type(err).__name__}: {err}")
+            status, text = "error", "(this answer could not be read)"
         words = _e(text) if text.strip() else "<em>(no text written)</em>"
         lines.append(
             f"<tr><td>{_e(Path(folder).name)}</td><td>{_e(status)}</td>"
@@ -101,7 +108,9 @@ def write(report, directory, registry):
     writer.writerow(HEADER)
     for folder in report["by_folder"]:
         for column in _written_columns(report):
-            writer.writerow([folder, column["exercise"], number(column["written"]), "", ""])
+            writer.writerow(
+                [safe.cell(folder), column["exercise"], number(column["written"]), "", ""]
+            )
     (directory / "written_scores.csv").write_bytes(out.getvalue().encode("utf-8"))
     return [*names, "written_scores.csv"]
 
@@ -109,6 +118,7 @@ def write(report, directory, registry):
 def load_scores(path, report):
     """``{(folder, exercise id): score}`` from a filled written-scores CSV."""
     columns = {c["exercise"]: c for c in _written_columns(report)}
+    folders = {safe.cell(f): f for f in report["by_folder"]} | {f: f for f in report["by_folder"]}
     scores = {}
     try:
         with open(path, newline="", encoding="utf-8-sig") as f:
@@ -125,6 +135,7 @@ def load_scores(path, report):
     for number_, line in lines:
         where = f"written scores {path}, line {number_}"
         folder, exercise_id, text = line["folder"], line["exercise"], (line["score"] or "").strip()
+        folder = folders.get(folder, folder)  # the cell written for a name (safe.cell)
         if folder not in report["by_folder"]:
             raise WrittenError(f"{where}: folder {folder!r} is not in this class.")
         if exercise_id not in columns:

@@ -32,7 +32,10 @@ without the answer key (no ``registry``, ``mistakes``, ``judge`` or ``checkers``
 file ``grading.json`` beside this one that lists each exercise's kind and inputs only).
 Then ``check`` judges nothing: it turns the answer into data exactly as below
 (:mod:`~attnlib.selfcheck.record`), sends it to the grader, and prints
-``· <id>: answer recorded``; the grader judges it in its own process.
+``· <id>: answer recorded``; the grader judges it in its own process. The answer goes
+out on the kernel's own channel, so a cell under ``%%capture`` records it too, and the
+returned ``passed`` is :data:`PENDING`, truthy, so ``assert check(...).passed`` runs on
+as it did in self-study; what counts is the grader's verdict, never this value.
 
 The package, by job:
 
@@ -123,27 +126,62 @@ def answer_data(exercise, answer, seconds=None):
     return record.answer_data(exercise.kind, cases, exercise.arg_names, answer, seconds)
 
 
+class Pending:
+    """``passed`` of an answer recorded for grading: not judged yet, and truthy.
+
+    Truthy so that a notebook runs on while graded as it ran in self-study
+    (``assert check(...).passed`` passes, where ``False`` raised and turned the rest of
+    the cell into an error). It decides nothing: the grader judges the recorded answer
+    in its own process, so a wrong answer is recorded, and graded, as wrong.
+    """
+
+    def __bool__(self):
+        return True
+
+    def __eq__(self, other):
+        return other is self
+
+    __hash__ = object.__hash__
+
+    def __repr__(self):
+        return "pending"
+
+
+PENDING = Pending()
+
+
 class Recorded:
     """What ``check`` returns while grading: the answer was recorded, not judged.
 
-    ``passed`` is ``False`` (the kernel cannot know; the grader judges), so a notebook
-    that shows something only after a pass shows its other branch while graded.
+    ``passed`` is :data:`PENDING`, truthy (see :class:`Pending`), and ``status`` is
+    ``"recorded"``: the kernel cannot know the verdict; the grader decides it. Only an
+    answer that is still the placeholder ``...`` gets ``passed = False`` and ``status``
+    "not attempted", as in self-study (no answer key is needed to see that), so a cell
+    that runs only after a pass is skipped for an exercise not yet done.
     """
 
-    passed = False
     mistake = None
-    status = "recorded"
 
-    def __init__(self, exercise_id):
+    def __init__(self, exercise_id, unanswered=False):
         self.exercise_id = exercise_id
         self.message = f"· {exercise_id}: answer recorded for grading"
+        # a placeholder is "not attempted" in self-study too: the kernel knows it unaided
+        self.passed = False if unanswered else PENDING
+        self.status = "not attempted" if unanswered else "recorded"
+
+    def __bool__(self):
+        return True
 
     def __repr__(self):
         return self.message
 
 
 def _record_for_grading(exercise_id, answer):
-    """Grading mode: turn the answer into data as self-study does, and send it."""
+    """Grading mode: turn the answer into data as self-study does, and send it.
+
+    Returns True when the answer is still the placeholder (``...``): then self-study says
+    "not attempted", and so does ``passed`` here.
+    """
     spec = _SPEC.get(exercise_id)
     if spec is None:
         data = wire.Refused(_unknown(exercise_id))
@@ -156,6 +194,11 @@ def _record_for_grading(exercise_id, answer):
         except Exception as err:  # reported to the grader as the answer's reason
             data = wire.Refused(f"the answer could not be recorded: {type(err).__name__}: {err}")
     record.send(exercise_id, data)
+    return (
+        spec is not None
+        and not isinstance(data, wire.Refused)
+        and (record.unanswered(spec["kind"], data))
+    )
 
 
 def check(exercise_id, answer=_NO_ANSWER, quiet=False):
@@ -172,8 +215,8 @@ def check(exercise_id, answer=_NO_ANSWER, quiet=False):
     """
     exercise_id = str(exercise_id)
     if GRADING:
-        _record_for_grading(exercise_id, answer)
-        return Recorded(exercise_id)
+        unanswered = _record_for_grading(exercise_id, answer)
+        return Recorded(exercise_id, unanswered)
     try:
         exercise = registry.get(exercise_id)
         if exercise is None:

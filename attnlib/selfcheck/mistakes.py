@@ -15,6 +15,15 @@ MISTAKES = {
         "the scores were divided by d_k itself: the scaling divides by its square root, sqrt(d_k)."
     ),
     "multiplied": "the scores were multiplied by sqrt(d_k): the scaling divides by sqrt(d_k).",
+    "hard_coded_d_k": (
+        "the divisor is a number typed in: d_k changes from one input to the next, so read it "
+        "from the arrays (the last axis of Q or K) and divide by its square root."
+    ),
+    "column_max": (
+        "the max was taken down the columns: the shift must be shared by a whole row (each "
+        "query's own max, axis=-1); a column's max differs from key to key and changes the "
+        "weights even though each row still sums to 1."
+    ),
     "wrong_axis": (
         "softmax ran down the columns: each row (one query over all keys) must sum to 1, so "
         "normalise along the last axis."
@@ -103,6 +112,11 @@ MISTAKES = {
     "padding_off_by_one": (
         "one pad too many is visible: positions count from 0, so a sentence of length L has "
         "real keys 0 to L - 1, and key j is real when j < L, not j <= L."
+    ),
+    "empty_row_nan": (
+        "a query that may see no key came back as NaN: every score of its row is -inf, so "
+        "the row max is -inf and -inf - (-inf) is undefined. Give such a row zeros instead "
+        "(np.any(mask, axis=-1) finds the rows with a key to read)."
     ),
     "causal_sees_future": (
         "the triangle is flipped: row i is query i, and it may see key j only when j <= i "
@@ -357,6 +371,11 @@ MISTAKES = {
         "softmax ignores only a term that is the same for every key of a row: -x^2 / "
         "(2 sigma^2) is (it belongs to the query), but x_j^2 and x x_j change from key to key."
     ),
+    "pe_interleaved": (
+        "that is the lesson's interleaved layout, pair i in columns 2i and 2i + 1; here pair i "
+        "sits in columns i (sine) and i + d_model / 2 (cosine): every sine first, then every "
+        "cosine."
+    ),
     "sin_cos_swapped": (
         "sin and cos are swapped: position 0 must be (0, 1) in every pair, sin(0) in the even "
         "columns and cos(0) in the odd ones."
@@ -392,9 +411,10 @@ MISTAKES = {
         "layer norm works on each token's row, across its d_model features (axis=-1, "
         "keepdims=True), not down a column across the tokens."
     ),
-    "ln_no_eps": (
-        "eps goes inside the square root: divide by sqrt(var + eps), so a row of equal "
-        "entries gives 0 instead of 0 / 0."
+    "ln_eps": (
+        "eps is missing or not the lesson's: divide by sqrt(var + 1e-5), eps = 1e-5 inside the "
+        "square root. Without it a row of equal entries gives 0 / 0; another value shifts "
+        "every output a little."
     ),
     "ln_scale_invariance": (
         "layer norm divides each row by its own spread, so a row 10 times larger comes out "
@@ -579,8 +599,10 @@ MISTAKES = {
         "(and the key at place r by r theta; at place 0 that is no turn at all)."
     ),
     "rope_offset_unsigned": (
-        "the score depends on the signed offset p - r, not on the distance |p - r|: turns by "
-        "+a and -a give the same score only when q_1 k_2 - q_2 k_1 = 0 in every pair."
+        "the score depends on the signed offset p - r, not on the distance |p - r|: turning "
+        "by -a instead of +a flips the sign of each pair's sine term (q_1 k_2 - q_2 k_1 times "
+        "a sine), so the two scores differ unless those terms add up to 0 (with one pair: "
+        "unless q_1 k_2 - q_2 k_1 = 0)."
     ),
     "rope_exponent": (
         "the angles fall too slowly across the pairs: pair i steps by "

@@ -23,7 +23,8 @@ only records the data and sends it to the grader, who judges it in its own proce
 'expected a function (def ...), got a list.'
 
 While grading, :func:`send` publishes ``{"exercise": id, "data": wire text}`` as a
-display message of type :data:`MIME`; the grader's runner collects it.
+display message of type :data:`MIME` on the kernel's iopub channel (a capture of the
+cell's output does not stop it); the grader's runner collects it.
 """
 
 import numpy as np
@@ -83,9 +84,62 @@ def answer_data(kind, cases, arg_names, answer, seconds=None):
     return wire.Refused(f"your answer could not be turned into numbers: {reason}.")
 
 
-def send(exercise_id, data):
-    """Publish one answer for the grader (a display message of type :data:`MIME`)."""
-    from IPython.display import publish_display_data
+def unanswered(kind, data):
+    """True when ``data`` is still the notebook's placeholder: the judge says "not attempted".
 
+    The same rule as :func:`~attnlib.selfcheck.judge.is_placeholder` (which a graded
+    kernel does not have): ``...`` or ``None``, a list or tuple holding ``...``, or, for a
+    function or a proof, a first result that is or holds ``...``. It needs no answer key,
+    so a graded kernel knows it as self-study does.
+
+    >>> unanswered("value", ...), unanswered("value", [1, ...]), unanswered("value", [1, 2])
+    (True, True, False)
+    >>> unanswered("function", [{"ok": ...}]), unanswered("function", [{"ok": 3}])
+    (True, False)
+    """
+    if kind in ("function", "proof"):
+        if not isinstance(data, list) or not data or not isinstance(data[0], dict):
+            return data is Ellipsis or data is None
+        return "ok" in data[0] and _holds_ellipsis(data[0]["ok"])
+    return data is None or _holds_ellipsis(data)
+
+
+def _holds_ellipsis(value, depth=0):
+    if value is Ellipsis or (type(value) is dict and value == {"ellipsis": True}):
+        return True
+    if isinstance(value, (list, tuple)) and depth < 32:
+        return any(_holds_ellipsis(v, depth + 1) for v in value)
+    return False
+
+
+def send(exercise_id, data):
+    """Publish one answer for the grader (a display message of type :data:`MIME`).
+
+    The message goes straight to the kernel's iopub channel, past the shell's display
+    publisher: inside ``%%capture`` or ``capture_output()`` that publisher is the
+    capture's, which would keep the answer from the grader (the learner saw ✓ in
+    self-study, the grader would record "not attempted"). Outside a kernel (a plain
+    IPython) it falls back to ``publish_display_data``.
+    """
     payload = {"exercise": str(exercise_id), "data": wire.encode(data)}
-    publish_display_data({MIME: payload, "text/plain": f"· {exercise_id}: answer recorded"})
+    bundle = {MIME: payload, "text/plain": f"· {exercise_id}: answer recorded"}
+    kernel = _kernel()
+    if kernel is None:
+        from IPython.display import publish_display_data
+
+        publish_display_data(bundle)
+        return
+    content = {"data": bundle, "metadata": {}, "transient": {}}
+    parent = kernel.get_parent("shell")  # the cell being run: its output area shows the line
+    kernel.session.send(kernel.iopub_socket, "display_data", content, parent, ident=b"display_data")
+
+
+def _kernel():
+    """The running ipykernel (with its session and iopub socket), or None."""
+    try:
+        from IPython import get_ipython
+    except ImportError:
+        return None
+    kernel = getattr(get_ipython(), "kernel", None)
+    needed = ("session", "iopub_socket", "get_parent")
+    return kernel if all(hasattr(kernel, name) for name in needed) else None

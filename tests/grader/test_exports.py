@@ -237,7 +237,17 @@ def test_json_carries_points_and_the_canvas_gradebook_has_its_layout(graded):
     }  # fmt: skip
     assert report["points"]["possible"] == 6.0  # 5 exercises and double_keys' written answer
     lines = list(csv.reader(io.StringIO((graded / "one" / "grades.csv").read_text())))
-    assert lines[0][:5] == ["Student", "ID", "SIS User ID", "SIS Login ID", "Section"]
+    assert lines[0] == ["Student", "ID", "SIS User ID", "SIS Login ID", "Section", "03_scoring",
+                        "03_scoring (written)", "Final Points", "Final Score"]  # fmt: skip
+    assert lines[1] == ["Points Possible", "", "", "", "", "5", "1", "", ""]
+    rows = {line[0]: line for line in lines[2:]}
+    assert list(rows) == ["alice", "bob", "carol", "dave"]
+    assert rows["bob"] == ["bob", "", "", "bob", "", "1", "", "1", "20"]
+    # every exercise passed, the written answer not read yet: 100, not 5 of 6
+    assert rows["alice"][-4:] == ["5", "", "5", "100"]
+    book = graded / "per-exercise.csv"
+    run("report", graded / "all.jsonl", "--gradebook", book, "--gradebook-columns", "exercise")
+    lines = list(csv.reader(io.StringIO(book.read_text())))
     assert lines[0][5:] == [
         "03_scoring: score_eat_seeds", "03_scoring: rank_witness",
         "03_scoring: rank_witness_general", "03_scoring: scores_loop", "03_scoring: double_keys",
@@ -245,9 +255,13 @@ def test_json_carries_points_and_the_canvas_gradebook_has_its_layout(graded):
     ]  # fmt: skip
     assert lines[1] == ["Points Possible", "", "", "", "", "1", "1", "1", "1", "1", "1", "", ""]
     rows = {line[0]: line for line in lines[2:]}
-    assert list(rows) == ["alice", "bob", "carol", "dave"]
-    assert rows["bob"] == ["bob", "", "", "bob", "", "1", "0", "0", "0", "0", "", "1", "16.667"]
-    assert rows["alice"][-2:] == ["5", "83.333"]
+    assert rows["bob"] == ["bob", "", "", "bob", "", "1", "0", "0", "0", "0", "", "1", "20"]
+    assert rows["alice"][-2:] == ["5", "100"]
+    run("report", graded / "all.jsonl", "--gradebook", book, "--gradebook-columns", "total")
+    lines = list(csv.reader(io.StringIO(book.read_text())))
+    assert lines[0][5:] == ["Exercises", "Written answers", "Final Points", "Final Score"]
+    assert lines[1][5:7] == ["5", "1"]
+    assert {line[0]: line[5:] for line in lines[2:]}["bob"] == ["1", "", "1", "20"]
 
 
 def test_points_file_and_moodle_layout_and_roster(graded, tmp_path):
@@ -259,7 +273,8 @@ def test_points_file_and_moodle_layout_and_roster(graded, tmp_path):
     roster.write_text("folder,Username,Email address\nbob,b.builder,bob@example.org\n")
     book = tmp_path / "moodle.csv"
     status, out, _ = run("report", "--json", graded / "all.jsonl", "--points", table,
-                         "--gradebook", book, "--gradebook-layout", "moodle", "--roster", roster)  # fmt: skip
+                         "--gradebook", book, "--gradebook-layout", "moodle", "--roster", roster,
+                         "--gradebook-columns", "exercise")  # fmt: skip
     assert status == 1
     report = json.loads(out)
     assert [c["exercise"] for c in report["points"]["columns"]] == [
@@ -279,7 +294,7 @@ def test_points_file_and_moodle_layout_and_roster(graded, tmp_path):
         "0",
         "",
         "2.5",
-        "29.412",
+        "45.455",  # of 5.5: the 3 written points count once scored
     ]
     bad = tmp_path / "bad.json"
     for text, message in [
@@ -298,7 +313,7 @@ def test_feedback_pages_name_the_mistake_and_never_the_answer(graded):
 
     exercise = registry.get("rank_witness")
     assert MISTAKES["trivial_witness"] in page and exercise.hints[0] in page
-    assert "1 of 6 points." in page
+    assert "1 of 5 points (written answers count once a teacher has read them)." in page
     for leak in ("-1 / 2", "z = [", "BEGIN SOLUTION", "expected", exercise.solution_text()):
         assert leak not in page
     for page in tree(graded / "one" / "feedback").values():  # self-contained, offline
@@ -343,9 +358,8 @@ def test_written_page_collects_the_why_and_scores_come_back(graded, tmp_path):
         writer.writeheader()
         writer.writerows(lines)
     book = tmp_path / "grades.csv"
-    status, _, _ = run(
-        "report", graded / "all.jsonl", "--written-scores", filled, "--gradebook", book
-    )
+    status, _, _ = run("report", graded / "all.jsonl", "--written-scores", filled,
+                       "--gradebook", book, "--gradebook-columns", "exercise")  # fmt: skip
     rows = {line[0]: line for line in csv.reader(io.StringIO(book.read_text()))}
     assert rows["alice"][-4:] == ["1", "1", "6", "100"]
     assert rows["bob"][-3:] == ["0.5", "1.5", "25"]
