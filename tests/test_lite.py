@@ -156,19 +156,23 @@ def menu(page, top, item):
 
 # JupyterLab's own Run All (the app is exposed by the site's `exposeAppInBrowser`): its
 # promise settles when the last cell has run (true) or a cell has failed (false). Waiting on
-# the prompts instead missed a run stopped by an error (they show "[ ]:", not "*").
-RUN_ALL = """(timeout) => Promise.race([
-  window.jupyterapp.commands.execute('notebook:run-all-cells').then(ok => ok ? 'ran' : 'stopped'),
-  new Promise(resolve => setTimeout(() => resolve('timed out'), timeout))])"""
+# the prompts instead missed a run stopped by an error (they show "[ ]:", not "*"). The
+# outcome is left in the page and waited for with Playwright's timeout, so a run that never
+# ends fails the test instead of hanging it.
+RUN_ALL = """() => { window.courseRunAll = 'running';
+  window.jupyterapp.commands.execute('notebook:run-all-cells').then(
+    ok => { window.courseRunAll = ok ? 'ran' : 'stopped'; },
+    err => { window.courseRunAll = 'failed: ' + err; }); }"""
 
 
 def run_all(page):
     """Run all cells; wait until the run is over and the kernel idle. Returns 'ran' when
-    every cell ran, 'stopped' when a cell failed, 'timed out'."""
+    every cell ran, 'stopped' when a cell failed."""
     page.wait_for_function("() => window.jupyterapp && window.jupyterapp.commands")
-    outcome = page.evaluate(RUN_ALL, TIMEOUT - 60_000)
+    page.evaluate(RUN_ALL)
+    page.wait_for_function("() => window.courseRunAll !== 'running'", timeout=TIMEOUT)
     page.wait_for_selector(IDLE)
-    return outcome
+    return page.evaluate("() => window.courseRunAll")
 
 
 def errors_in_outputs(page):
