@@ -1,6 +1,9 @@
 # For a learner: `make lab`, `make progress`, `make update`; `make test` checks everything
 # (maintainers). Only python3 (3.10+), git and make needed.
 PYTHON ?= python3
+# another Python in its own venv: `make test PYTHON=python3.13 VENV=build/venv-3.13` (a VENV
+# given on the command line overrides the := below)
+# (or `make test-pythons`, below)
 VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
@@ -47,6 +50,20 @@ lab: $(STAMP)
 	$(BIN)/python tools/workspace.py
 	$(BIN)/jupyter lab $(ROOT_FLAG) --ServerApp.root_dir=. \
 		--LabApp.default_url=/lab/tree/notebooks/00_start_here.ipynb $(LAB_ARGS)
+
+## test-pythons: `make test` on each Python the course claims that CI runs (PYTHONS, default
+##      the lowest and highest, 3.10 and 3.13), each in its own venv build/venv-X.Y; finds
+##      the first of pythonX.Y on PATH and ~/.pyenv/versions/X.Y.*/bin/python that runs
+PYTHONS ?= 3.10 3.13
+.PHONY: test-pythons
+test-pythons:
+	set -e; for v in $(PYTHONS); do \
+	  py=; for c in $$(command -v python$$v) $$HOME/.pyenv/versions/$$v.*/bin/python; do \
+	    if [ -z "$$py" ] && [ -x "$$c" ] && "$$c" -c "" 2>/dev/null; then py=$$c; fi; done; \
+	  if [ -z "$$py" ]; then echo "test-pythons: no Python $$v (python$$v or pyenv)"; exit 1; fi; \
+	  echo "== make test on $$($$py --version)"; \
+	  $(MAKE) --no-print-directory test PYTHON=$$py VENV=build/venv-$$v; \
+	done
 
 ## lint: ruff on code and notebooks
 lint: $(STAMP)
@@ -119,12 +136,21 @@ $(SITE_STAMP): $(STAMP) pyproject.toml
 site: $(SITE_STAMP)
 	$(BIN)/python tools/build_site.py
 
-## test-site: build the site and open every page in Chromium (no request may leave localhost);
+## test-site: build the site and open every page in Chromium, over HTTP and from file://
+##      (no request may leave localhost, no console error, no dead link), with axe-core's
+##      accessibility audit of each page (npm ci of tools/site/package-lock.json into build/axe);
 ##      NET=offline runs it in a network namespace with only loopback (root: `unshare -n`)
 NET ?=
 OFFLINE = $(if $(filter offline,$(NET)),unshare -n sh -c 'ip link set lo up && exec "$$0" "$$@"',)
-test-site: $(SITE_STAMP) $(BROWSER_STAMP)
-	$(OFFLINE) env ATTNLIB_SITE=1 $(BIN)/python -m pytest tests/test_site.py -v
+AXE := build/axe/node_modules/axe-core/axe.min.js
+$(AXE): tools/site/package.json tools/site/package-lock.json
+	mkdir -p build/axe
+	cp tools/site/package.json tools/site/package-lock.json build/axe/
+	cd build/axe && npm ci --no-audit --no-fund
+	touch $@
+
+test-site: $(SITE_STAMP) $(BROWSER_STAMP) $(AXE)
+	$(OFFLINE) env ATTNLIB_SITE=1 ATTNLIB_AXE=$(AXE) $(BIN)/python -m pytest tests/test_site.py -v
 
 ## test-widgets-ipywidgets7: the widget tests under Colab's versions (ipywidgets 7.7.1,
 ##      IPython 7.34, ipykernel 6.17.1, jupyter_client 6.1.12: pyproject.toml's floors) in a
@@ -164,7 +190,8 @@ test-routes: $(BROWSER_STAMP)
 
 ## test-hub: a class on JupyterHub at 127.0.0.1: three users pull the course with nbgitpuller,
 ##      run lesson 03's check, and cannot read each other's files (side venv build/venv-hub;
-##      configurable-http-proxy from npm into build/chp, skipped with a reason without npm)
+##      configurable-http-proxy from npm into build/chp as tools/hub/package-lock.json pins it,
+##      skipped with a reason without npm)
 HUB := build/venv-hub
 CHP := build/chp/node_modules/.bin/configurable-http-proxy
 $(HUB)/.installed: pyproject.toml
@@ -172,9 +199,12 @@ $(HUB)/.installed: pyproject.toml
 	$(HUB)/bin/python -m pip install --quiet 'jupyterhub==6.1.1' 'nbgitpuller==1.3.0' -e .
 	touch $@
 
-$(CHP):
+# the whole npm tree pinned by tools/hub/package-lock.json (configurable-http-proxy 5.2.0 and
+# its dependencies, every one for node 20), installed as locked with `npm ci`
+$(CHP): tools/hub/package.json tools/hub/package-lock.json
 	mkdir -p build/chp
-	-npm install --prefix build/chp --no-audit --no-fund configurable-http-proxy@5.3.0
+	cp tools/hub/package.json tools/hub/package-lock.json build/chp/
+	-cd build/chp && npm ci --no-audit --no-fund && touch node_modules/.bin/configurable-http-proxy
 
 .PHONY: test-hub
 test-hub: $(STAMP) $(HUB)/.installed
@@ -189,9 +219,14 @@ LITE_ARGS ?=
 lite:
 	$(PYTHON) tools/build_lite.py $(LITE_ARGS)
 
-## test-lite: build the site, then open lesson 03 and its exercises in Chromium with only
-##      loopback (as root: `unshare -n`; NET=online keeps the network, still failing on any
-##      request that leaves 127.0.0.1)
+## test-lite: build the site, then in Chromium with only loopback: lesson 03 and its exercises
+##      as a learner uses them, a reload, and every lesson run top to bottom, two pages at a
+##      time (LITE_JOBS); LITE_ALL=1 runs every exercise notebook and solution too. As root:
+##      `unshare -n`; NET=online keeps the network, still failing on any request that leaves
+##      127.0.0.1
 LITE_OFFLINE = $(if $(filter online,$(NET)),,unshare -n sh -c 'ip link set lo up && exec "$$0" "$$@"')
+LITE_JOBS ?= 2
+LITE_ALL ?=
 test-lite: lite $(BROWSER_STAMP)
-	$(LITE_OFFLINE) env ATTNLIB_LITE=1 $(BIN)/python -m pytest tests/test_lite.py -v
+	$(LITE_OFFLINE) env ATTNLIB_LITE=1 $(if $(LITE_ALL),ATTNLIB_LITE_ALL=1) \
+		$(BIN)/python -m pytest -n $(LITE_JOBS) --durations=10 tests/test_lite.py -v

@@ -10,13 +10,19 @@ Chromium profile (empty cache and browser storage: a first visit), then prints
   first cell that imports the course (numpy, sympy, matplotlib, attnlib); then the same for
   a second visit in the same profile (files come from the browser's cache).
 
+The machine's load average is printed before and after: on a shared machine the seconds
+say little alone; compare two sites under the same load with ``--site`` (for example a copy
+of build/lite with the official matplotlib wheel and no preloading) and read the ratio.
+
 Usage: .venv/bin/python benchmarks/lite.py [--lesson notebooks/03_scoring.ipynb]
+       [--site build/lite]
 (needs `make lite` and `make test-browser`'s packages; Debian's /usr/bin/chromium).
 """
 
 import argparse
 import functools
 import http.server
+import os
 import sys
 import threading
 import time
@@ -82,18 +88,22 @@ def visit(context, base, lesson, counter):
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--lesson", default="notebooks/03_scoring.ipynb")
+    parser.add_argument("--site", type=Path, default=SITE, help="the site to serve (build/lite)")
     args = parser.parse_args(argv)
-    if not (SITE / "jupyter-lite.json").exists():
-        print(f"no site in {SITE}: run `make lite` first")
+    site = args.site
+    if not (site / "jupyter-lite.json").exists():
+        print(f"no site in {site}: run `make lite` first")
         return 1
+    load = " ".join(f"{x:.1f}" for x in os.getloadavg())
+    print(f"load average before: {load} ({os.cpu_count()} cores)")
     from playwright.sync_api import sync_playwright
 
     counter = Counter()
-    handler = functools.partial(handler_class(counter), directory=str(SITE))
+    handler = functools.partial(handler_class(counter), directory=str(site))
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     base = f"http://127.0.0.1:{server.server_address[1]}"
-    size, pyodide = folder_size(SITE), folder_size(SITE / "static" / "pyodide")
+    size, pyodide = folder_size(site), folder_size(site / "static" / "pyodide")
     print(f"site: {size / 1e6:.1f} MB on disk, of which Pyodide {pyodide / 1e6:.1f} MB")
     try:
         with sync_playwright() as p:
@@ -111,6 +121,7 @@ def main(argv=None):
             f"first cell's output after {t_output:.1f} s"
         )
     print(f"second load / cold load, time to first output: {warm[1] / cold[1]:.2f}")
+    print(f"load average after: {' '.join(f'{x:.1f}' for x in os.getloadavg())}")
     return 0
 
 

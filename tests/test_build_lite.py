@@ -167,8 +167,90 @@ def test_an_unreachable_source_says_so_in_one_line_and_offers_the_cdn():
 
 
 def test_the_site_config_keeps_every_request_on_the_site():
-    kernel = lite.lite_config()["jupyter-config-data"]["litePluginSettings"][lite.PYODIDE_PLUGIN]
-    assert kernel == {"pyodideUrl": "./static/pyodide/pyodide.js", "disablePyPIFallback": True}
+    config = lite.lite_config()["jupyter-config-data"]
+    kernel = config["litePluginSettings"][lite.PYODIDE_PLUGIN]
+    assert kernel["pyodideUrl"] == "./static/pyodide/pyodide.js"
+    assert kernel["disablePyPIFallback"] is True
+    # loaded as the kernel starts: what the kernel installs itself, and the course's imports
+    preload = kernel["loadPyodideOptions"]["packages"]
+    assert {"ssl", "sqlite3", "jedi", "ipython", "comm"} <= set(preload)
+    assert {"numpy", "sympy", "matplotlib", "ipywidgets", "attnlib"} <= set(preload)
+    assert set(preload) <= set(lite.KERNEL_PACKAGES) | set(lite.EXTRA_PACKAGES) | {
+        "numpy",
+        "matplotlib",
+    }, "a preloaded package the site's lock may not carry"
+    assert config["exposeAppInBrowser"] == "true"  # keep-path.js needs window.jupyterapp
+
+
+def a_wheel(path, members):
+    with zipfile.ZipFile(path, "w") as z:
+        for name, data in members.items():
+            info = zipfile.ZipInfo(name, date_time=(2025, 6, 5, 3, 10, 0))
+            z.writestr(info, data, compress_type=zipfile.ZIP_DEFLATED)
+    return path
+
+
+def test_a_wheel_member_is_replaced_with_its_record_line(tmp_path):
+    stale = b'{"_version": 390}'
+    members = {
+        "matplotlib/__init__.py": b"# matplotlib",
+        "matplotlib/fontlist.json": stale,
+        "matplotlib-3.8.4.dist-info/RECORD": (
+            f"matplotlib/__init__.py,sha256=abc,12\nmatplotlib/fontlist.json,sha256=old,{len(stale)}\n"
+            "matplotlib-3.8.4.dist-info/RECORD,,\n"
+        ).encode(),
+    }
+    wheel = a_wheel(tmp_path / "matplotlib-3.8.4-cp312-cp312-any.whl", members)
+    fresh = b'{"_version": 330}'
+    lite.replace_in_wheel(wheel, lite.FONTLIST, fresh)
+    with zipfile.ZipFile(wheel) as z:
+        assert z.read(lite.FONTLIST) == fresh
+        assert z.read("matplotlib/__init__.py") == b"# matplotlib"
+        assert [i.date_time for i in z.infolist()] == [(2025, 6, 5, 3, 10, 0)] * 3
+        record = z.read("matplotlib-3.8.4.dist-info/RECORD").decode().splitlines()
+    import base64
+
+    digest = base64.urlsafe_b64encode(hashlib.sha256(fresh).digest()).rstrip(b"=").decode()
+    assert record[1] == f"matplotlib/fontlist.json,sha256={digest},{len(fresh)}"
+    assert record[0] == "matplotlib/__init__.py,sha256=abc,12"
+    first = wheel.read_bytes()
+    lite.replace_in_wheel(wheel, lite.FONTLIST, fresh)
+    assert wheel.read_bytes() == first, "the same input gives another wheel"
+    with pytest.raises(lite.BuildError, match="has no matplotlib/nothing.json"):
+        lite.replace_in_wheel(wheel, "matplotlib/nothing.json", b"")
+
+
+def test_the_site_lock_names_matplotlib_with_its_new_font_list(tmp_path, monkeypatch):
+    """The lock's sha256 is the served wheel's after the font list went in (Pyodide checks
+    it as it loads); a cached list is used without node."""
+    monkeypatch.setattr(lite, "CACHE", tmp_path / "cache")
+    dest = tmp_path / "pyodide"
+    dest.mkdir()
+    wheel = a_wheel(dest / "matplotlib.whl", {lite.FONTLIST: b"{}", "m.dist-info/RECORD": b""})
+    official = sha(wheel.read_bytes())
+    lock = {"packages": {"matplotlib": {"file_name": wheel.name, "sha256": official}}}
+    (dest / "pyodide-lock.json").write_text(json.dumps(lock))
+    cached = tmp_path / "cache" / "fontlist" / f"{official}.json"
+    cached.parent.mkdir(parents=True)
+    cached.write_text('{"_version": 330, "ttflist": []}')
+    monkeypatch.setattr(lite, "node_fontlist", lambda _: pytest.fail("node run, cache unused"))
+    assert lite.refresh_fontlist(dest) == 330
+    entry = json.loads((dest / "pyodide-lock.json").read_text())["packages"]["matplotlib"]
+    assert entry["sha256"] == sha(wheel.read_bytes()) != official
+    with zipfile.ZipFile(wheel) as z:
+        assert json.loads(z.read(lite.FONTLIST)) == {"_version": 330, "ttflist": []}
+
+
+def test_the_lab_page_loads_keep_path_once(tmp_path):
+    (tmp_path / "lab").mkdir()
+    page = tmp_path / "lab" / "index.html"
+    page.write_text("<html><head><title>x</title></head><body></body></html>")
+    lite.add_keep_path(tmp_path)
+    lite.add_keep_path(tmp_path)
+    text = page.read_text()
+    assert text.count('<script src="../keep-path.js"></script>') == 1
+    assert text.index("keep-path.js") < text.index("</head>")
+    assert (tmp_path / "keep-path.js").read_text() == (lite.HERE / "keep-path.js").read_text()
 
 
 def test_readme_and_website_link_to_the_browser_version():

@@ -1,7 +1,8 @@
 """A class on JupyterHub: the course handed out with nbgitpuller, a check run, work kept apart.
 
 `make test-hub` installs JupyterHub 6.1.1 and nbgitpuller 1.3.0 with the course in a
-side venv (build/venv-hub) and configurable-http-proxy 5.3.0 from npm (build/chp),
+side venv (build/venv-hub) and configurable-http-proxy from npm (build/chp, the tree
+tools/hub/package-lock.json pins, installed with `npm ci`),
 then this test starts a hub on 127.0.0.1 from deploy/jupyterhub/jupyterhub_config.py,
 with two things swapped for a test: JupyterHub's DummyAuthenticator (one shared
 password) and its SimpleLocalProcessSpawner (no Unix accounts needed). Three
@@ -69,6 +70,65 @@ def load_tool():
 
 
 # ---- the link tool and the deploy files (no hub needed) ----
+
+
+# The node the course's hub test runs on: Debian 12's and Ubuntu 24.04's node is 20
+NODE = (20, 0, 0)
+
+
+def node_accepts(engines, node=NODE):
+    """Whether an npm ``engines.node`` range ("^18 || >=20", ">= 20", ">=22.12.0") admits
+    ``node``; comparators in one alternative must all hold."""
+
+    def version(text):
+        parts = [int(p) for p in re.findall(r"\d+", text)[:3]]
+        return tuple(parts + [0] * (3 - len(parts)))
+
+    def holds(comparator):
+        op, number = re.fullmatch(r"(>=|<=|>|<|=|\^|~)?\s*v?([\d.x*]+)", comparator).groups()
+        if number in ("*", "x"):
+            return True
+        want = version(number)
+        if op == "^":
+            return node >= want and node[0] == want[0]
+        if op == "~":
+            return node >= want and node[:2] == want[:2]
+        return {">=": node >= want, ">": node > want, "<=": node <= want, "<": node < want}.get(
+            op, node[: len(number.split("."))] == want[: len(number.split("."))]
+        )
+
+    for alternative in engines.split("||"):
+        comparators = re.findall(r"(?:>=|<=|>|<|=|\^|~)?\s*v?[\d.x*]+", alternative)
+        if comparators and all(holds(c.strip()) for c in comparators):
+            return True
+    return False
+
+
+def test_the_proxys_npm_tree_is_locked_and_runs_on_node_20(tmp_path):
+    """tools/hub/package-lock.json pins every package of configurable-http-proxy's tree, and
+    each one runs on node 20 (5.3.0 pulled commander 15, which needs node 22.12)."""
+    lock = json.loads((ROOT / "tools/hub/package-lock.json").read_text(encoding="utf-8"))
+    manifest = json.loads((ROOT / "tools/hub/package.json").read_text(encoding="utf-8"))
+    wanted = manifest["dependencies"]["configurable-http-proxy"]
+    assert re.fullmatch(r"\d+\.\d+\.\d+", wanted), f"not an exact version: {wanted}"
+    packages = {k: v for k, v in lock["packages"].items() if k}
+    assert packages["node_modules/configurable-http-proxy"]["version"] == wanted
+    assert lock["packages"][""]["dependencies"] == manifest["dependencies"]
+    for name, entry in packages.items():
+        assert entry.get("version") and entry.get("integrity", "").startswith("sha512-"), name
+        engines = entry.get("engines", {}).get("node")
+        if engines:
+            assert node_accepts(engines), f"{name} {entry['version']} needs node {engines}"
+    makefile = (ROOT / "Makefile").read_text(encoding="utf-8")
+    assert "npm ci" in makefile and "tools/hub/package-lock.json" in makefile
+
+
+def test_the_node_range_check_refuses_what_node_20_cannot_run():
+    assert node_accepts(">= 20") and node_accepts(">=20") and node_accepts("^18 || >=20")
+    assert node_accepts(">= 12.0.0") and node_accepts(">=4") and node_accepts("*")
+    assert not node_accepts(">=22.12.0")  # commander 15
+    assert not node_accepts("^18") and not node_accepts(">=18 <20")
+    assert node_accepts("^20.0.0") and not node_accepts(">=20.1")
 
 
 def test_link_reads_the_repository_from_pyproject_and_opens_the_lesson():
@@ -333,7 +393,7 @@ def hub(tmp_path):
     if not CHP or not Path(CHP).exists():
         pytest.skip(
             "configurable-http-proxy could not be installed from npm (`make test-hub` runs "
-            "`npm install --prefix build/chp configurable-http-proxy@5.3.0`)"
+            "`npm ci` of tools/hub/package-lock.json in build/chp)"
         )
     hub = Hub(tmp_path)
     try:

@@ -2,9 +2,15 @@
 
 The site is built into a temporary folder (`tools/build_site.py`), served on
 127.0.0.1, and every page is opened in Debian's Chromium (Playwright, no browser
-download). A page fails on any request that leaves localhost, any failed or
+download), over HTTP and from `file://` (the README's own route: open
+build/site/index.html). A page fails on any request that leaves localhost, any failed or
 4xx/5xx request, a MathJax error or math left untypeset, an image that does not
-load, a console error, or an internal link to a file or anchor that is not there.
+load, a console error, a link to a file or anchor that is not there (every `href`
+is followed: into the site, to an anchor of another page, and into the repository,
+where it must name a file or folder git tracks), or a serious or critical finding of
+axe-core's accessibility audit (axe-core from npm, pinned by tools/site/package-lock.json
+and installed with `npm ci` into build/axe; `make test-site` passes its path in
+ATTNLIB_AXE and it is injected into each page, nothing fetched).
 
 The checks that need no browser run in plain `make test` too: every README table
 renders as an HTML table, the course map has exactly one row per lesson in
@@ -18,11 +24,13 @@ Run with `make test-site` (CI runs it with the network cut, `unshare -n`); plain
 import base64
 import functools
 import html
+import html.parser
 import http.server
 import importlib.util
 import os
 import re
 import shutil
+import subprocess
 import threading
 import urllib.parse
 from pathlib import Path
@@ -48,6 +56,7 @@ CHROMIUM_ARGS = [
     "--disable-sync",
     "--no-first-run",
 ]
+AXE = os.environ.get("ATTNLIB_AXE", str(ROOT / "build/axe/node_modules/axe-core/axe.min.js"))
 LESSONS = sorted((ROOT / "notebooks").glob("[0-9]*.ipynb"))
 README = (ROOT / "README.md").read_text(encoding="utf-8")
 PAGES = ["index.html", "contributing.html"] + [
@@ -57,6 +66,7 @@ PAGES = ["index.html", "contributing.html"] + [
 ]
 
 
+@functools.cache
 def load_builder():
     spec = importlib.util.spec_from_file_location("build_site", ROOT / "tools" / "build_site.py")
     module = importlib.util.module_from_spec(spec)
@@ -140,40 +150,100 @@ PLAIN_LINKS = """() => {
 }"""
 
 
-def console_error(message):
-    """A console error, other than the two lines MathJax's about:blank font probe causes
-    (a failed request to anywhere else is reported by its own event, with its address)."""
-    if message.type != "error":
-        return False
-    text = message.text
-    return not ("'about:blank'" in text or text == "Failed to load resource: net::ERR_FAILED")
+@functools.cache
+def tracked():
+    """Every path git tracks in the course, with every folder that holds one."""
+    files = subprocess.run(
+        ["git", "ls-files"], cwd=ROOT, capture_output=True, text=True, check=True
+    ).stdout.splitlines()
+    folders = {
+        str(Path(f).parents[i].as_posix()) for f in files for i in range(len(Path(f).parts) - 1)
+    }
+    return set(files), folders
 
 
-def check_page(browser, base, folder, page_path):
-    """Open one page; return a list of everything wrong with it (empty when all is well)."""
+def repository_link_problem(url):
+    """Why a link into the course's repository is dead (None when it names a tracked path).
+
+    ``.../blob/main/PATH`` must name a file git tracks, ``.../tree/main/PATH`` a folder."""
+    repo = load_builder().repository_url()
+    if not url.startswith(repo + "/"):
+        return None
+    rest = urllib.parse.unquote(urllib.parse.urlsplit(url).path)[
+        len(urllib.parse.urlsplit(repo).path) :
+    ]
+    match = re.fullmatch(r"/(blob|tree)/([^/]+)/(.+?)/?", rest)
+    if not match:
+        return None  # the repository's own pages (issues...): not a file of it
+    kind, branch, path = match.groups()
+    files, folders = tracked()
+    if branch != load_builder().BRANCH:
+        return f"links to branch {branch}, not {load_builder().BRANCH}"
+    if kind == "blob" and path not in files:
+        return f"{path} is not a file git tracks" + (" (a folder: tree)" if path in folders else "")
+    if kind == "tree" and path not in folders:
+        return f"{path} is not a folder git tracks"
+    return None
+
+
+class _Ids(html.parser.HTMLParser):
+    def __init__(self):
+        super().__init__()
+        self.ids = set()
+
+    def handle_starttag(self, tag, attrs):
+        self.ids.update(value for name, value in attrs if name in ("id", "name") and value)
+
+
+@functools.cache
+def ids_of(path):
+    """The ids (and <a name>s) of a built page, read from its file."""
+    parser = _Ids()
+    parser.feed(Path(path).read_text(encoding="utf-8"))
+    return frozenset(parser.ids)
+
+
+def file_of(url, folder):
+    """The file of the site a same-site URL (http://127.0.0.1:.../x or file:///.../x) opens."""
+    path = urllib.parse.unquote(url.path)
+    if url.scheme == "file":
+        return Path(path)
+    return Path(folder) / path.lstrip("/")
+
+
+# axe-core's audit of the page as it stands (math typeset): every violation, with its impact
+AXE_RUN = """async () => {
+  const result = await axe.run(document, {resultTypes: ['violations']});
+  return result.violations.map(v => ({id: v.id, impact: v.impact, help: v.help,
+    nodes: v.nodes.slice(0, 3).map(n => n.html.slice(0, 120))}));
+}"""
+SERIOUS = ("serious", "critical")
+
+
+def check_page(browser, base, folder, page_path, audit=True):
+    """Open one page; return a list of everything wrong with it (empty when all is well).
+
+    ``base`` is the site's address: ``http://127.0.0.1:PORT`` or ``file:///...``."""
     problems = []
     page = browser.new_page()
     page.set_default_timeout(60_000)
 
     def route(route):
-        host = urllib.parse.urlsplit(route.request.url).hostname
-        if host not in ("127.0.0.1", "localhost") and not route.request.url.startswith("data:"):
+        url = urllib.parse.urlsplit(route.request.url)
+        if url.scheme not in ("data", "file") and url.hostname not in ("127.0.0.1", "localhost"):
             problems.append(f"request leaves localhost: {route.request.url}")
             route.abort()
         else:
             route.continue_()
 
     page.route("**/*", route)
-    # MathJax 2 probes web-font support with a font at about:blank: no request, not a fault
-    page.on(
-        "requestfailed",
-        lambda r: r.url != "about:blank" and problems.append(f"request failed: {r.url}"),
-    )
+    # every failed request is a fault, MathJax's own font probes included
+    page.on("requestfailed", lambda r: problems.append(f"request failed: {r.url}"))
     page.on(
         "response",
         lambda r: r.status >= 400 and problems.append(f"HTTP {r.status}: {r.url}"),
     )
-    page.on("console", lambda m: console_error(m) and problems.append(f"console: {m.text}"))
+    page.on("console", lambda m: m.type == "error" and problems.append(f"console: {m.text}"))
     page.on("pageerror", lambda e: problems.append(f"page error: {e}"))
     try:
         page.goto(f"{base}/{page_path}", wait_until="load")
@@ -197,17 +267,32 @@ def check_page(browser, base, folder, page_path):
             problems += builder.images_without_alt(page.content())
         here = urllib.parse.urlsplit(page.url)
         for href in page.evaluate(LINKS):
-            url = urllib.parse.urlsplit(urllib.parse.urljoin(page.url, href))
-            if url.netloc != here.netloc:
-                continue  # Colab, Binder, the repository: links, never requested
-            target = folder / urllib.parse.unquote(url.path).lstrip("/")
+            absolute = urllib.parse.urljoin(page.url, href)
+            url = urllib.parse.urlsplit(absolute)
+            if (url.scheme, url.netloc) != (here.scheme, here.netloc):
+                # Colab, Binder: links, never requested; the repository: a tracked path
+                why = repository_link_problem(absolute)
+                if why:
+                    problems.append(f"dead link into the repository: {href} ({why})")
+                continue
+            target = file_of(url, folder)
             if not target.is_file():
                 problems.append(f"dead link: {href}")
-            elif url.fragment and url.path == here.path:
-                ids = [url.fragment, urllib.parse.unquote(url.fragment)]  # as a browser tries
+                continue
+            if not url.fragment:
+                continue
+            ids = [url.fragment, urllib.parse.unquote(url.fragment)]  # as a browser tries
+            if url.path == here.path:
                 found = page.evaluate("(ids) => ids.some(id => document.getElementById(id))", ids)
-                if not found:
-                    problems.append(f"dead anchor: {href}")
+            else:
+                found = any(i in ids_of(target) for i in ids)
+            if not found:
+                problems.append(f"dead anchor: {href}")
+        if audit:
+            page.add_script_tag(path=AXE)
+            for v in page.evaluate(AXE_RUN):
+                if v["impact"] in SERIOUS:
+                    problems.append(f"axe {v['impact']}: {v['id']} ({v['help']}): {v['nodes']}")
         return problems, math
     finally:
         page.close()
@@ -215,10 +300,34 @@ def check_page(browser, base, folder, page_path):
 
 @pytest.mark.parametrize("page_path", PAGES)
 def test_page_works_offline(site, browser, page_path):
+    """Over HTTP: every check above, with axe-core's audit."""
     folder, base = site
     problems, math = check_page(browser, base, folder, page_path)
     assert not problems, f"{page_path}:\n" + "\n".join(problems)
     assert math["loaded"]
+
+
+@pytest.mark.parametrize("page_path", PAGES)
+def test_page_works_from_file(site, browser, page_path):
+    """From file://, as the README says to open the site: no console error, no failed
+    request (MathJax's font test fails there when it asks for about:blank), links alive."""
+    folder, _ = site
+    problems, math = check_page(browser, folder.as_uri(), folder, page_path, audit=False)
+    assert not problems, f"{page_path} from file://:\n" + "\n".join(problems)
+    assert math["loaded"] and math["done"]
+
+
+def test_axe_core_is_the_pinned_one():
+    """The audit runs the axe-core that tools/site/package-lock.json pins."""
+    if not IN_BROWSER:
+        pytest.skip("the site check runs with `make test-site`")
+    import json
+
+    lock = json.loads((ROOT / "tools/site/package-lock.json").read_text(encoding="utf-8"))
+    pinned = lock["packages"]["node_modules/axe-core"]["version"]
+    assert Path(AXE).is_file(), f"no axe-core at {AXE}: `make test-site` installs it"
+    header = Path(AXE).read_text(encoding="utf-8")[:200]
+    assert f"axe v{pinned}" in header, header
 
 
 def test_pages_load_nothing_from_outside_and_math_is_typeset(site, browser):
@@ -280,14 +389,26 @@ def test_the_check_catches_each_kind_of_problem(site, browser, tmp_path):
     mathjax = re.search(
         r'<script type="text/x-mathjax-config">.*?MathJax\.js[^<]*</script>', head, re.S
     )
+    repo = load_builder().repository_url()
+    (bad / "other.html").write_text('<p id="here">other</p>', encoding="utf-8")
     (bad / "page.html").write_text(
         "<!DOCTYPE html><html><head>" + mathjax.group(0) + "</head><body>"
         '<script src="https://cdn.example.org/x.js"></script>'
         '<img src="missing.png">'
         '<a href="nowhere.html">dead</a> <a href="#no-such-anchor">dead anchor</a>'
+        '<a href="other.html#gone">dead anchor elsewhere</a> <a href="other.html#here">ok</a>'
+        f'<a href="{repo}/blob/main/contributing.html">built page as a repository file</a>'
+        f'<a href="{repo}/blob/main/my-work/05_softmax.ipynb">ignored file</a>'
+        f'<a href="{repo}/blob/main/tests">folder as a blob</a>'
+        f'<a href="{repo}/blob/main/tools/build_site.py">tracked file</a>'
+        f'<a href="{repo}/tree/main/tools">tracked folder</a>'
         '<main><a href="page.html" style="text-decoration: none; color: inherit">plain</a>'
         '<a href="page.html" style="color: blue"><code style="display: inline-block">'
         "boxed</code></a></main>"
+        '<button></button><span style="color: #b4b4b4">faint text</span>'
+        # a font at about:blank, as MathJax's own font test asks for: from file:// it fails
+        "<style>@font-face {font-family: Blank; src: url('about:blank')}</style>"
+        '<p style="font-family: Blank">text in the blank font</p>'
         "<p>$\\frac{1}{$</p></body></html>",
         encoding="utf-8",
     )
@@ -301,12 +422,124 @@ def test_the_check_catches_each_kind_of_problem(site, browser, tmp_path):
     assert "image does not load: missing.png" in text
     assert "dead link: nowhere.html" in text
     assert "dead anchor: #no-such-anchor" in text
+    assert "dead anchor: other.html#gone" in text and "other.html#here" not in text
+    assert f"{repo}/blob/main/contributing.html (contributing.html is not a file git" in text
+    assert f"{repo}/blob/main/my-work/05_softmax.ipynb (my-work/05_softmax.ipynb is not" in text
+    assert "tests is not a file git tracks (a folder: tree)" in text
+    assert "tools/build_site.py" not in text and "tree/main/tools" not in text, text
     assert "link does not look like a link: plain" in text
     assert "link does not look like a link: boxed" in text
     assert "MathJax error" in text or "math errors marked" in text
+    assert "axe critical: button-name" in text and "axe serious: color-contrast" in text
+    # the same page from file://: the font at about:blank fails, with a console error
+    problems, _ = check_page(browser, bad.as_uri(), bad, "page.html", audit=False)
+    text = "\n".join(problems)
+    assert "request failed: about:blank" in text and "console: " in text, text
+    assert "axe" not in text
+
+
+PAGE_TITLE = """() => ({title: document.title, h1: document.querySelector('h1')?.innerText,
+  notice: document.querySelector('main .course-notice')?.innerText || ''})"""
+
+
+def test_titles_are_plain_text_and_solutions_say_so(site, browser):
+    """Every <title> is plain text (no TeX, no markdown); a solution page is titled and headed
+    as solutions and starts with a notice, an exercise page is not."""
+    folder, base = site
+    builder = load_builder()
+    page = browser.new_page()
+    try:
+        for page_path in PAGES:
+            text = (folder / page_path).read_text(encoding="utf-8")
+            title = html.unescape(re.search(r"<title>(.*?)</title>", text, re.S).group(1))
+            assert not re.search(r"[$\\`*]", title), f"{page_path}: <title> {title!r}"
+            assert title.strip(), page_path
+            if page_path.startswith("solutions/"):
+                assert "Solutions" in title, f"{page_path}: {title!r}"
+                assert 'class="course-notice"' in text, page_path
+            else:
+                assert "Solutions" not in title and 'class="course-notice"' not in text, page_path
+        page.goto(f"{base}/solutions/08_why_sqrt_dk.html")
+        page.wait_for_function("() => window.courseMath && window.courseMath.done")
+        seen = page.evaluate(PAGE_TITLE)
+        lesson = builder.title_of(
+            nbformat.read(ROOT / "solutions/08_why_sqrt_dk.ipynb", as_version=4), "08"
+        )
+        assert seen["title"] == builder.plain_title(builder.solution_title(lesson)), seen
+        assert seen["title"].startswith("08 · Solutions") and "√d_k" in seen["title"], seen
+        assert seen["h1"].startswith("08 · Solutions"), seen
+        assert "answers" in seen["notice"] and "exercises for lesson 08" in seen["notice"], seen
+        # the notice comes before the page's own heading
+        order = page.evaluate(
+            "() => document.querySelector('main .course-notice').compareDocumentPosition("
+            "document.querySelector('main h1')) & Node.DOCUMENT_POSITION_FOLLOWING"
+        )
+        assert order, "the solutions notice is not above the heading"
+    finally:
+        page.close()
+
+
+LINK_NAMES = """() => [...document.querySelectorAll('a[href]')].map(a => a.textContent.trim())"""
+
+
+def test_skip_link_comes_first_and_links_name_their_lesson(site, browser):
+    """The first Tab reaches "Skip to the lesson", which moves past the sidebar; no link is
+    named only "exercises" or "solutions" (a screen reader's list of links says which)."""
+    folder, base = site
+    page = browser.new_page()
+    try:
+        for page_path in ("index.html", "notebooks/03_scoring.html", "solutions/03_scoring.html"):
+            page.goto(f"{base}/{page_path}")
+            page.keyboard.press("Tab")
+            focused = page.evaluate(
+                "() => ({text: document.activeElement.textContent.trim(),"
+                " href: document.activeElement.getAttribute('href'),"
+                " visible: document.activeElement.getBoundingClientRect().left >= 0})"
+            )
+            assert focused["text"].startswith("Skip to the"), (page_path, focused)
+            assert focused["visible"], f"{page_path}: the focused skip link is off screen"
+            page.keyboard.press("Enter")
+            assert page.evaluate("() => location.hash") == focused["href"]
+            target = page.evaluate(
+                "(id) => { const e = document.getElementById(id);"
+                " return e && e.tagName === 'MAIN' && !e.closest('nav'); }",
+                focused["href"].lstrip("#"),
+            )
+            assert target, f"{page_path}: {focused['href']} is not the page's <main>"
+            names = page.evaluate(LINK_NAMES)
+            bare = [n for n in names if n.lower() in ("exercises", "solutions")]
+            assert not bare, f"{page_path}: {len(bare)} links named only {sorted(set(bare))}"
+            assert "exercises for lesson 03" in names and "solutions for lesson 03" in names
+    finally:
+        page.close()
 
 
 # ---- checks without a browser (they run in `make test` as well) ----
+
+
+def test_links_to_ignored_files_are_left_as_text(tmp_path):
+    """A link to the learner's own copy (my-work/, which git ignores) is text on the site,
+    never a link into the repository; a link to a tracked file stays a repository link."""
+    builder = load_builder()
+    text = (
+        '<p><a href="../my-work/05_softmax.ipynb"><code>my-work/05_softmax.ipynb</code></a>'
+        ' and <a href="../tools/build_site.py">the builder</a>'
+        ' and <a href="../notebooks/05_softmax.ipynb">lesson 05</a></p>'
+    )
+    out = builder.rewrite_links(
+        text, "exercises/05_softmax.html", {"notebooks/05_softmax.ipynb"}, tmp_path
+    )
+    repo = builder.repository_url()
+    assert (
+        "<code>my-work/05_softmax.ipynb</code> and" in out
+        and 'my-work/05_softmax.ipynb"' not in out
+    )
+    assert f'href="{repo}/blob/main/tools/build_site.py"' in out
+    assert 'href="../notebooks/05_softmax.html"' in out
+    nav = builder.rewrite_links(
+        builder.nav_html("notebooks/03_x.html", [], None), "notebooks/03_x.html", set(), tmp_path
+    )
+    assert 'href="../contributing.html"' in nav, nav
 
 
 def course_map():

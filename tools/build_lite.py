@@ -19,9 +19,23 @@ Every file fetched is pinned by hash, and the build stops on any mismatch:
   checked against the sha256 in the official lock before they are used.
 
 The site's ``pyodide-lock.json`` is the official one cut down to the packages the course uses
-(every entry unchanged), plus entries for sympy, mpmath, ipywidgets, comm and attnlib with the
-sha256 of the files served; Pyodide checks each file against it as it loads. PyPI fallback is
-off, so every request stays on the site's own host.
+(every entry unchanged but matplotlib's, below), plus entries for sympy, mpmath, ipywidgets,
+comm and attnlib with the sha256 of the files served; Pyodide checks each file against it as
+it loads. PyPI fallback is off, so every request stays on the site's own host.
+
+matplotlib's font list, built once here: Pyodide's matplotlib 3.8.4 wheel ships a
+``matplotlib/fontlist.json`` in the format of a later matplotlib (390; 3.8.4 reads 330), so
+every kernel rebuilt the list on its first figure (about 6 s) and printed "Matplotlib is
+building the font cache" to the learner. The build runs the site's own Pyodide under node
+(tools/lite/fontlist.js), takes the list that matplotlib writes, and puts it in the wheel
+in place of the stale one (its RECORD line too); the lock's sha256 for matplotlib is that
+of the file served. With ``--cdn`` the official wheel is used as it is.
+
+The kernel loads what every notebook of the course imports (numpy, sympy, matplotlib,
+ipywidgets, attnlib) and the kernel's own packages in one batch as it starts
+(``loadPyodideOptions.packages``), in place of one install after another, so a lesson's first
+cell does not wait for them. The page keeps the open notebook in its address (``?path=``,
+tools/lite/keep-path.js), so a reload reopens the notebook the learner was on.
 
 Downloads are cached under build/cache-lite, so a rebuild takes seconds. Usage::
 
@@ -320,16 +334,105 @@ def take_package_files(carrier, want, dest):
             (dest / file_name).write_bytes(data)
 
 
+FONTLIST = "matplotlib/fontlist.json"
+
+
+def node_fontlist(pyodide_dir):
+    """The font list matplotlib builds under the site's Pyodide: (its format version, text)."""
+    command = ["node", str(HERE / "fontlist.js"), str(pyodide_dir)]
+    try:
+        done = run(command, "building matplotlib's font list under node (tools/lite/fontlist.js)")
+    except FileNotFoundError as err:
+        raise BuildError(
+            "node (it comes with npm) is needed to build matplotlib's font list for the site"
+        ) from err
+    found = json.loads(done.stdout)
+    listed = json.loads(found["fontlist"]).get("_version")
+    if listed != found["version"]:
+        raise BuildError(f"the font list is format {listed}, matplotlib reads {found['version']}")
+    return found["version"], found["fontlist"]
+
+
+def replace_in_wheel(wheel, member, data):
+    """Rewrite ``wheel`` with ``member`` holding ``data`` and its RECORD line to match; every
+    other member (and each member's date) unchanged, so the result is the same every build."""
+    digest = base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
+    record_line = f"{member},sha256={digest},{len(data)}"
+    with zipfile.ZipFile(wheel) as old:
+        infos = old.infolist()
+        contents = {info.filename: old.read(info) for info in infos}
+    if member not in contents:
+        raise BuildError(f"{wheel.name} has no {member}")
+    contents[member] = data
+    for name in contents:
+        if name.endswith(".dist-info/RECORD"):
+            lines = contents[name].decode().splitlines()
+            lines = [record_line if ln.split(",")[0] == member else ln for ln in lines]
+            contents[name] = ("\n".join(lines) + "\n").encode()
+    staged = wheel.with_suffix(".new")
+    with zipfile.ZipFile(staged, "w") as new:
+        for info in infos:
+            new.writestr(info, contents[info.filename])
+    staged.replace(wheel)
+
+
+def refresh_fontlist(dest):
+    """Put a font list that this matplotlib reads into its wheel in ``dest`` and the wheel's
+    new sha256 into the lock; the list is kept in the cache, keyed by the official wheel."""
+    lock_path = dest / "pyodide-lock.json"
+    lock = json.loads(lock_path.read_text(encoding="utf-8"))
+    entry = lock["packages"]["matplotlib"]
+    wheel = dest / entry["file_name"]
+    cached = CACHE / "fontlist" / f"{entry['sha256']}.json"
+    if cached.exists():
+        text = cached.read_text(encoding="utf-8")
+        version = json.loads(text)["_version"]
+    else:
+        say("building matplotlib's font list with the site's Pyodide (node)")
+        version, text = node_fontlist(dest)
+        cached.parent.mkdir(parents=True, exist_ok=True)
+        cached.write_text(text, encoding="utf-8")
+    replace_in_wheel(wheel, FONTLIST, text.encode("utf-8"))
+    entry["sha256"] = sha256(wheel)
+    lock_path.write_text(json.dumps(lock, indent=1, sort_keys=True) + "\n", encoding="utf-8")
+    return version
+
+
+# Loaded as the kernel starts, in one batch (Pyodide fetches them side by side): the
+# kernel's own packages (installed one after another otherwise; ipykernel and pyodide_kernel
+# come from the kernel's own wheels, not the lock) and what every course notebook imports.
+PRELOAD = KERNEL_PACKAGES[2:] + ("numpy", "sympy", "matplotlib", "ipywidgets", "attnlib")
+KEEP_PATH = "keep-path.js"
+
+
 def lite_config():
-    """jupyter-lite.json: the site's own Pyodide, and no PyPI fallback for ``%pip``."""
-    kernel = {"pyodideUrl": "./static/pyodide/pyodide.js", "disablePyPIFallback": True}
+    """jupyter-lite.json: the site's own Pyodide, no PyPI fallback for ``%pip``, the course's
+    packages loaded as the kernel starts, and the app exposed to tools/lite/keep-path.js."""
+    kernel = {
+        "pyodideUrl": "./static/pyodide/pyodide.js",
+        "disablePyPIFallback": True,
+        "loadPyodideOptions": {"packages": list(PRELOAD)},
+    }
     return {
         "jupyter-lite-schema-version": 0,
         "jupyter-config-data": {
             "appName": "Attention, by hand",
+            "exposeAppInBrowser": "true",  # a string: JupyterLite lower-cases it
             "litePluginSettings": {PYODIDE_PLUGIN: kernel},
         },
     }
+
+
+def add_keep_path(out):
+    """tools/lite/keep-path.js into the site, loaded by the lab page (lab/index.html)."""
+    shutil.copy2(HERE / KEEP_PATH, out / KEEP_PATH)
+    page = out / "lab" / "index.html"
+    text = page.read_text(encoding="utf-8")
+    tag = f'<script src="../{KEEP_PATH}"></script>'
+    if tag not in text:
+        if "</head>" not in text:
+            raise BuildError(f"{page} has no </head> to add {KEEP_PATH} to")
+        page.write_text(text.replace("</head>", f"    {tag}\n  </head>", 1), encoding="utf-8")
 
 
 # The same settings `make lab` writes: no news or update pop-ups, nothing fetched; and every
@@ -382,6 +485,9 @@ def build(out=OUT, cdn=False):
     shutil.rmtree(src, ignore_errors=True)
     src.mkdir(parents=True)
     n_packages = stage_pyodide(src / "static" / "pyodide", tarball, wheels, attnlib, carrier)
+    if not cdn:
+        version = refresh_fontlist(src / "static" / "pyodide")
+        say(f"matplotlib's font list built for this matplotlib (format {version})")
     where = "from its CDN (online use only)" if cdn else "each file's sha256 checked"
     say(f"Pyodide {PYODIDE_VERSION}: {n_packages} packages, {where}")
     (src / "jupyter-lite.json").write_text(json.dumps(lite_config(), indent=2) + "\n")
@@ -394,6 +500,7 @@ def build(out=OUT, cdn=False):
     command = [str(bin_dir / "jupyter"), "lite", "build", "--lite-dir", str(src)]
     command += ["--output-dir", str(out), "--contents", str(contents), "--no-sourcemaps"]
     run(command, "jupyter lite build", cwd=src)
+    add_keep_path(out)
     check_config(out)
     size = sum(p.stat().st_size for p in out.rglob("*") if p.is_file())
     return f"{n_notebooks} notebooks, {size / 1e6:.1f} MB in {out}"

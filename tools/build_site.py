@@ -19,15 +19,26 @@ Colab" column comes from the README); maintainer notes are CONTRIBUTING.md,
 built as ``contributing.html``. The build stops when a README table would not
 render as a table (mistune drops a table whose row has a cell too few).
 
+For every reader: a page's ``<title>`` is plain text (TeX turned into characters,
+``$\\sqrt{d_k}$`` -> ``√d_k``); a skip link comes before the sidebar; sidebar links
+name their lesson ("exercises for lesson 03", the lesson number hidden from sight
+but read out); a solution page is titled as solutions and opens with a notice that
+it shows the answers. A link to a file git ignores (a learner's ``my-work/`` copy,
+which exists only on the learner's machine) is left as text, never a link into the
+repository. MathJax is set up so that it requests nothing it cannot load, under
+``file://`` too (its blank test font is a ``local()`` font, not ``about:blank``).
+
 The site is plain files: open ``build/site/index.html`` or serve the folder
 (``python -m http.server -d build/site``).
 """
 
 import argparse
+import functools
 import html
 import html.parser
 import re
 import shutil
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -41,6 +52,7 @@ from colab_cell import BRANCH, CELL_ID, binder_url, colab_url, lite_url, reposit
 OUT = ROOT / "build" / "site"
 KINDS = ("notebooks", "exercises", "solutions")
 KIND_LABEL = {"notebooks": "lesson", "exercises": "exercises", "solutions": "solutions"}
+MAIN_ID = "course-main"  # the skip link's target
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 # what nbconvert's HTML exporter prefers, without the widget view (no kernel, no widget state)
 DATA_PRIORITY = [
@@ -60,7 +72,13 @@ MathJax.Hub.Config({
   tex2jax: {inlineMath: [["$", "$"], ["\\\\(", "\\\\)"]],
             displayMath: [["$$", "$$"], ["\\\\[", "\\\\]"]],
             processEscapes: true, processEnvironments: true},
-  "HTML-CSS": {availableFonts: [], preferredFont: null, webFont: "STIX-Web", imageFont: null},
+  // STIX-Web is the only font jupyter-server-mathjax ships. MathJax measures fonts against a
+  // blank one at url('about:blank'), which a page opened from file:// may not load (two
+  // console errors on every page): a local() font that no system has measures the same way
+  // and is never requested.
+  "HTML-CSS": {availableFonts: [], preferredFont: null, webFont: "STIX-Web", imageFont: null,
+               styles: {"@font-face": {"font-family": "MathJax_Blank",
+                                       src: "local('MathJax_Blank_none')"}}},
   displayAlign: "center", messageStyle: "none"
 });
 MathJax.Hub.Register.MessageHook("TeX Jax - parse error",
@@ -74,6 +92,25 @@ MathJax.Hub.Register.StartupHook("End", function () {
 <script src="{root}mathjax/MathJax.js?config=TeX-AMS-MML_HTMLorMML-full,Safe"></script>"""
 
 CSS = """
+/* JupyterLab's light theme, darkened where its text is fainter than 4.5:1 on the code cells'
+   grey (#f5f5f5; WCAG AA, as the accessibility audit of `make test-site` checks): each colour
+   is the theme's own, scaled towards black until it reaches about 4.9:1 */
+body {
+  --jp-cell-prompt-not-active-font-color: #696969;  /* grey 700 */
+  --jp-cell-prompt-not-active-opacity: 1;  /* 0.5: the grey above at half strength */
+  --jp-cell-inprompt-font-color: #296ea7;  /* #307fc1 */
+  --jp-cell-outprompt-font-color: #a95036;  /* #bf5b3d */
+  --jp-mirror-editor-atom-color: #6161b7;  /* #88f */
+  --jp-mirror-editor-number-color: #007d00;  /* #080 */
+  --jp-mirror-editor-variable-3-color: #007a4c;  /* #085 */
+  --jp-mirror-editor-operator-color: #9f1fef;  /* #a2f */
+  --jp-mirror-editor-comment-color: #3a7474;  /* #408080 */
+  --jp-mirror-editor-meta-color: #9f1fef;  /* #a2f */
+  --jp-mirror-editor-bracket-color: #6c6c54;  /* #997 */
+  --jp-mirror-editor-quote-color: #007d00;  /* #090 */
+  --jp-mirror-editor-error-color: #d80000;  /* #f00 */
+  --jp-mirror-editor-hr-color: #696969;  /* #999 */
+}
 .course-nav { position: fixed; top: 0; left: 0; bottom: 0; width: 15rem; overflow-y: auto;
   padding: 1rem; background: #f6f7f9; border-right: 1px solid #ddd; font: 14px/1.4 sans-serif; }
 .course-nav a { text-decoration: none; color: #1a4e8a; }
@@ -82,6 +119,15 @@ CSS = """
 .course-nav li { margin: 0.15rem 0 0.45rem; }
 .course-nav .sub { font-size: 12px; margin-left: 1.6rem; color: #666; }
 .course-nav .current { font-weight: bold; color: #000; }
+/* read out, not shown: which lesson a sidebar link belongs to */
+.course-hidden { position: absolute; width: 1px; height: 1px; overflow: hidden;
+  clip: rect(0 0 0 0); white-space: nowrap; }
+/* the first thing a keyboard reaches: past the sidebar to the page itself */
+.course-skip { position: absolute; left: -100rem; top: 0.5rem; z-index: 10; padding: 0.5rem 1rem;
+  background: #fff; color: #0b57a6; border: 2px solid #0b57a6; font: 15px sans-serif; }
+.course-skip:focus { left: 0.5rem; }
+.course-notice { font: 15px/1.5 sans-serif; border: 2px solid #a15c00; background: #fff7e6;
+  padding: 0.6rem 0.9rem; margin: 0 0 1rem; }
 body.course-page main, body.course-home main { margin-left: 17rem; max-width: 60rem;
   padding: 1rem 2rem; }
 .course-pager { display: flex; justify-content: space-between; margin: 2rem 0 3rem;
@@ -129,10 +175,98 @@ def title_of(nb, stem):
     return stem
 
 
+# TeX a title may hold, as the characters a browser tab can show
+TEX_SYMBOLS = {r"\times": "×", r"\top": "ᵀ", r"\cdot": "·", r"\le": "≤", r"\ge": "≥"}
+
+
+def plain_title(title):
+    r"""A heading as plain text for ``<title>``: no TeX, no markdown marks.
+
+    >>> plain_title(r"08 · Why $\sqrt{d_k}$: spread and saturation")
+    '08 · Why √d_k: spread and saturation'
+    >>> plain_title(r"Scores $Q K^\top$ and `attnlib.softmax`, **bold**")
+    'Scores Q Kᵀ and attnlib.softmax, bold'
+    >>> plain_title(r"$\sqrt{d_k + 1}$ and $x_{ij}$")
+    '√(d_k + 1) and x_ij'
+    """
+
+    def root(match):
+        inside = match.group(1)
+        return "√" + (inside if re.fullmatch(r"\w+", inside) else f"({inside})")
+
+    def tex(match):
+        text = re.sub(r"\\sqrt\{([^{}]*)\}", root, match.group(1))
+        for command, char in TEX_SYMBOLS.items():
+            text = text.replace(command, char)
+        text = re.sub(r"\^\s*(ᵀ)", r"\1", text)
+        text = re.sub(r"\\[a-zA-Z]+\s*", "", text)  # any other command: dropped
+        return text.replace("{", "").replace("}", "")
+
+    text = re.sub(r"\$([^$]+)\$", tex, title)
+    text = re.sub(r"\*\*|__|`", "", text)
+    return " ".join(text.split())
+
+
+def solution_title(title):
+    r"""The title of a solution page: its notebook shares the exercises' heading.
+
+    >>> solution_title(r"08 · Exercises: why $\sqrt{d_k}$")
+    '08 · Solutions: why $\\sqrt{d_k}$'
+    >>> solution_title("Softmax practice")
+    'Solutions: Softmax practice'
+    """
+    new, n = re.subn(r"\bExercises\b", "Solutions", title, count=1)
+    return new if n else f"Solutions: {title}"
+
+
+def solution_notice(page, exercise_page, lesson):
+    """The box at the top of a solution page: these are the answers; try the exercises first."""
+    number = html.escape(lesson)
+    try_first = (
+        f' Try them yourself first: <a href="{rel(page, exercise_page)}">the exercises for '
+        f"lesson {number}</a>."
+        if exercise_page
+        else ""
+    )
+    return (
+        f'<div class="course-notice" role="note"><p><strong>Solutions: this page shows the '
+        f"answers</strong> to lesson {number}'s exercises, worked out.{try_first}</p></div>"
+    )
+
+
 def rel(from_page, to_page):
     """A relative link from one site path to another (both like ``notebooks/03_x.html``)."""
     depth = from_page.count("/")
     return "../" * depth + to_page
+
+
+@functools.lru_cache(maxsize=None)
+def git_ignored(path):
+    """True when git ignores ``path`` (a repository path such as ``my-work/05_softmax.ipynb``:
+    the learner's copy, on the learner's machine only); False outside a git checkout."""
+    try:
+        done = subprocess.run(
+            ["git", "check-ignore", "-q", "--no-index", path], cwd=ROOT, capture_output=True
+        )
+    except OSError:
+        return False
+    return done.returncode == 0
+
+
+def unlink_ignored(text, page):
+    """Links to files git ignores, left as their text: such a file is in no repository and
+    on no website (``[my-work/05.ipynb](../my-work/05.ipynb)`` -> ``my-work/05.ipynb``)."""
+    folder = Path(page).parent
+
+    def fix(match):
+        target = match.group(2)
+        if re.match(r"^([a-z][a-z0-9+.-]*:|#|/)", target, re.I):
+            return match.group(0)
+        path = target.partition("#")[0]
+        resolved = Path(*_normal((folder / path).parts)).as_posix()
+        return match.group(3) if git_ignored(resolved) else match.group(0)
+
+    return re.sub(r'<a\b[^>]*?\bhref=(["\'])([^"\']+)\1[^>]*>(.*?)</a>', fix, text, flags=re.S)
 
 
 def rewrite_links(text, page, built, out=OUT):
@@ -140,11 +274,14 @@ def rewrite_links(text, page, built, out=OUT):
 
     ``page`` is the site path of the page holding the links; ``built`` the set of
     repository paths (``notebooks/03_x.ipynb``...) that became pages. Links to the
-    site's own files (``course.css``...) in ``out`` stay as they are.
+    site's own files (``course.css``, ``contributing.html``...) stay as they are; a link
+    to a file git ignores becomes its text (:func:`unlink_ignored`); a folder of the
+    repository is linked as a tree, a file as a blob.
     """
     repo = repository_url()
     folder = Path(page).parent
-    site = {p[: -len(".ipynb")] + ".html" for p in built} | {"index.html"}
+    site = {p[: -len(".ipynb")] + ".html" for p in built} | {"index.html", "contributing.html"}
+    text = unlink_ignored(text, page)
 
     def fix(match):
         attr, quote, target = match.group(1), match.group(2), match.group(3)
@@ -159,7 +296,8 @@ def rewrite_links(text, page, built, out=OUT):
         elif resolved == "README.md":
             new = rel(page, "index.html")
         else:
-            new = f"{repo}/blob/{BRANCH}/{resolved}"
+            kind = "tree" if (ROOT / resolved).is_dir() else "blob"
+            new = f"{repo}/{kind}/{BRANCH}/{resolved}"
         if fragment:
             new += "#" + fragment
         return f"{attr}={quote}{html.escape(new, quote=True)}{quote}"
@@ -179,7 +317,8 @@ def _normal(parts):
 
 
 def nav_html(page, entries, current):
-    """The sidebar: every lesson, each with its exercises and solutions."""
+    """A skip link, then the sidebar: every lesson, each with its exercises and solutions
+    (links named for their lesson: "exercises for lesson 03", the number read out only)."""
     lessons = [e for e in entries if e["kind"] == "notebooks"]
     by_stem = {(e["kind"], e["stem"]): e for e in entries}
     items = []
@@ -190,15 +329,18 @@ def nav_html(page, entries, current):
             other = by_stem.get((kind, lesson["stem"]))
             if other:
                 c = ' class="current"' if other is current else ""
-                sub.append(f'<a{c} href="{rel(page, other["page"])}">{KIND_LABEL[kind]}</a>')
+                which = f'<span class="course-hidden"> for lesson {lesson["stem"][:2]}</span>'
+                sub.append(f'<a{c} href="{rel(page, other["page"])}">{KIND_LABEL[kind]}{which}</a>')
         subline = f'<div class="sub">{" · ".join(sub)}</div>' if sub else ""
         items.append(
             f'<li><a{cls} href="{rel(page, lesson["page"])}">{html.escape(lesson["title"])}</a>'
             f"{subline}</li>"
         )
+    what = "page" if current is None else KIND_LABEL[current["kind"]]
     return (
-        f'<nav class="course-nav"><a class="home" href="{rel(page, "index.html")}">'
-        f"Attention by hand</a><ol>{''.join(items)}</ol>"
+        f'<a class="course-skip" href="#{MAIN_ID}">Skip to the {what}</a>'
+        f'<nav class="course-nav" aria-label="Course"><a class="home" '
+        f'href="{rel(page, "index.html")}">Attention by hand</a><ol>{"".join(items)}</ol>'
         f'<p class="sub"><a href="{rel(page, "contributing.html")}">working on the course</a>'
         "</p></nav>"
     )
@@ -377,6 +519,7 @@ def convert(entries, out):
         config=config, template_name="course", extra_template_basedirs=[str(HERE / "site")]
     )
     built = {e["source"] for e in entries}
+    exercise_pages = {e["stem"]: e["page"] for e in entries if e["kind"] == "exercises"}
     descriptions = widget_descriptions((ROOT / "README.md").read_text(encoding="utf-8"))
     for entry in entries:
         nb = entry["nb"]
@@ -390,15 +533,21 @@ def convert(entries, out):
                     output["data"] = {"text/html": note}
         page = entry["page"]
         root = rel(page, "")
+        notice = ""
+        if entry["kind"] == "solutions":
+            notice = solution_notice(page, exercise_pages.get(entry["stem"]), entry["stem"][:2])
+            retitle(nb, entry["title"])
         resources = {
             "metadata": {
-                "name": entry["title"],
+                "name": plain_title(entry["title"]),
                 "path": str((ROOT / entry["source"]).parent),
             },
             "course": {
                 "root": root,
                 "mathjax": MATHJAX_CONFIG.replace("{root}", root),
                 "nav": nav_html(page, entries, entry),
+                "main_id": MAIN_ID,
+                "notice": notice,
                 "pager": open_line(entry) + pager_html(page, entries, entry),
             },
         }
@@ -406,6 +555,17 @@ def convert(entries, out):
         target = out / page
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_text(rewrite_links(body, page, built, out), encoding="utf-8")
+
+
+def retitle(nb, title):
+    """Give the notebook's first ``# `` heading the page's title (a solution notebook's
+    heading is the exercises' own)."""
+    for cell in nb.cells:
+        if cell.cell_type == "markdown" and re.search(r"^#\s+.+$", cell.source, re.M):
+            cell.source = re.sub(
+                r"^#\s+.+$", lambda _: f"# {title}", cell.source, count=1, flags=re.M
+            )
+            return
 
 
 def readme_sections(text, wanted):
@@ -431,13 +591,13 @@ def markdown_page(entries, out, name, title, text, lead=""):
     page = f"""<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1.0">
-<title>{html.escape(title)}</title>
+<title>{html.escape(plain_title(title))}</title>
 <link rel="stylesheet" href="course.css">
 {MATHJAX_CONFIG.replace("{root}", "")}
 </head>
 <body class="course-home">
 {nav_html(name, entries, None)}
-<main>
+<main id="{MAIN_ID}">
 {lead}
 {body}
 </main></body></html>
@@ -485,7 +645,9 @@ def build(out=OUT):
                 "stem": stem,
                 "source": source,
                 "page": f"{kind}/{stem}.html",
-                "title": title_of(nb, stem),
+                "title": title_of(nb, stem)
+                if kind != "solutions"
+                else solution_title(title_of(nb, stem)),
                 "nb": nb,
             }
         )
