@@ -27,8 +27,6 @@ import json
 import math
 from pathlib import Path
 
-import tomllib
-
 
 class PointsError(ValueError):
     """An instructor's points file or written-scores file cannot be used."""
@@ -42,6 +40,21 @@ def _number(value, where):
     return float(value)
 
 
+def _toml():
+    """The TOML reader: tomllib from Python 3.11 on, else tomli if installed."""
+    try:
+        import tomllib
+    except ModuleNotFoundError:  # Python 3.10
+        try:
+            import tomli as tomllib
+        except ModuleNotFoundError:
+            raise ValueError(
+                "a TOML points file needs Python 3.11 or newer (or the tomli package); "
+                "write it as JSON instead"
+            ) from None
+    return tomllib
+
+
 def load(path, registry):
     """Read an instructor's points file: ``{"points": {id: n}, "written": {id: n}}``.
 
@@ -51,7 +64,7 @@ def load(path, registry):
     path = Path(path)
     try:
         text = path.read_text(encoding="utf-8")
-        data = json.loads(text) if path.suffix == ".json" else tomllib.loads(text)
+        data = json.loads(text) if path.suffix == ".json" else _toml().loads(text)
     except (OSError, ValueError) as err:
         raise PointsError(f"points file {path}: cannot be read ({err}).") from None
     if not isinstance(data, dict):
