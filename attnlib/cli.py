@@ -269,7 +269,8 @@ def build_parser():
         "--memory",
         type=int,
         default=sandbox.MEMORY,
-        help="bytes of address space per kernel process (default %(default)d)",
+        help="bytes of memory per notebook (all its processes, with cgroups) and of address space "
+        "per process (default %(default)d)",
     )
     p.add_argument(
         "--cpu",
@@ -281,7 +282,8 @@ def build_parser():
         "--processes",
         type=int,
         default=sandbox.PROCESSES,
-        help="processes and threads per kernel's uid (default %(default)d)",
+        help="processes and threads per notebook (cgroups) and per kernel uid "
+        "(default %(default)d)",
     )
     p.add_argument(
         "--data-file",
