@@ -169,11 +169,11 @@ def test_errors_name_the_function_the_symbol_and_the_sizes(call, error, message)
         call()
 
 
-def test_lesson_14_figure_carries_alt_text_that_names_its_line_styles():
+def test_the_long_context_figure_carries_alt_text_that_names_its_line_styles():
     import json
     from pathlib import Path
 
-    path = Path(__file__).resolve().parent.parent / "notebooks" / "14_rotary_positions.ipynb"
+    path = Path(__file__).resolve().parent.parent / "notebooks" / "15_rotary_in_practice.ipynb"
     images = [
         out
         for cell in json.loads(path.read_text(encoding="utf-8"))["cells"]

@@ -188,6 +188,21 @@ def container(built):
 
     ours = sysconfig.get_paths()["purelib"]
     assert ours in site.getsitepackages() or ours in sys.path
+    import attnlib
+
+    needed = [Path(ours), Path(attnlib.__file__).parent]  # what the kernel's uid must import
+    private = [
+        folder
+        for path in needed
+        for folder in (path, *path.parents)
+        if folder.is_dir() and not folder.stat().st_mode & 0o001
+    ]
+    if private:  # e.g. a clone inside `mktemp -d`, which is 0700
+        pytest.skip(
+            f"{private[0]} cannot be entered by other users (mode "
+            f"{oct(private[0].stat().st_mode & 0o777)}): the unprivileged kernel could not "
+            "import the course from this clone"
+        )
     (next((root / "venv" / "lib").glob("python*")) / "site-packages" / "course.pth").write_text(
         f"import site; site.addsitedir({ours!r})\n"
     )
