@@ -473,6 +473,24 @@ def test_attnlib_check_judges_the_constraints_as_self_check_does(tmp_path, capsy
         assert phrase in rows[exercise_id]["message"], rows[exercise_id]
 
 
+@pytest.mark.parametrize("pad", ["power above 8", "erf", "atan"])
+def test_psd_padded_past_what_the_judge_reads_is_wrong(pad):
+    # v^T J v, with its negative cross terms, padded so that sympy's judgment was skipped and
+    # only the points decided (all three passed before)
+    p, v = sp.Matrix(P), sp.Matrix(V_)
+    q = sp.expand((v.T * (sp.diag(*p) - p * p.T) * v)[0])
+    s = sum(P)
+    big = 10**6 * (s - 1) ** 2 * (v.T * v)[0]
+    answer = {
+        "power above 8": (q + big) * (1 + (s - 1) ** 10),
+        "erf": (q + big) * (1 + sp.erf((s - 1) ** 2)),
+        "atan": q + big + sp.atan((s - 1) ** 2),
+    }[pad]
+    feedback = verdict("sqrt_jacobian_psd", answer)
+    assert feedback.status == "wrong", feedback.message
+    assert "could not read it as a formula" in feedback.message
+
+
 def test_psd_a_form_that_is_nonnegative_numerically_but_not_by_its_form_is_wrong():
     # v^T J v + 3 (sum p - 1)^2 |v|^2 equals v^T J v on the simplex and is >= 0 at every
     # point of the check where p >= 0; only its form shows that nothing forces it to be

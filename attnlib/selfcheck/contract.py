@@ -278,7 +278,9 @@ class Symbolic:
     is written as a function of the symbols); ``nonnegative``: the form itself must show
     that the expression is >= 0 (a sum of squares times weights), not a function that forces
     the sign (Abs, Max, Piecewise, ...). Returns a mistake code and detail when the form
-    breaks the statement, ``None`` when it holds or sympy cannot decide.
+    breaks the statement, ``None`` when it holds or sympy cannot decide. A form that must
+    show its sign but cannot be read (too large, or a function the judge does not rebuild) is
+    wrong: the points alone would let a padded ``v^T J v`` through.
     """
 
     text: str
@@ -290,12 +292,17 @@ class Symbolic:
         import sympy as sp
 
         symbols = {name: sp.Symbol(name, **dict(assume)) for name, assume in self.symbols}
-        if not _small(tree):
-            return None  # too large to simplify in the grader's time: the points decide
+        unread = (
+            None,
+            "your expression has to show its sign by its form, and the judge could not read "
+            "it as a formula: write it with +, -, * and small powers of the symbols only.",
+        )
+        if not _small(tree):  # too large to simplify in the grader's time
+            return unread if self.nonnegative else None  # else the points decide
         try:
             answer = rebuild(tree, symbols)
-        except (ValueError, TypeError, AttributeError):
-            return None  # a form the judge does not rebuild: the values at the points decide
+        except (ValueError, TypeError, AttributeError):  # a function the judge does not rebuild
+            return unread if self.nonnegative else None
         names = {s.name: s for s in symbols.values()}
         want = expected.subs({s: names[s.name] for s in expected.free_symbols})
         on = self.on(names) if self.on is not None else {}
