@@ -52,9 +52,9 @@ def test_help_states_the_limits_defaults_and_the_container_command(capsys):
     for needed in (
         "seconds one cell may run (default 30)",
         "then its whole sandbox is killed (default 180)",
-        "bytes of address space per kernel process (default 2147483648)",
+        "bytes of memory per notebook (all its processes, with cgroups) and of address space per process (default 2147483648)",
         "CPU seconds per kernel process (default 300)",
-        "processes and threads per kernel's uid (default 128)",
+        "processes and threads per notebook (cgroups) and per kernel uid (default 128)",
         "--require-sandbox",
         "seconds all cells of one notebook may run (default 120)",
         "bytes of output one notebook may print (default 16777216)",
