@@ -20,7 +20,7 @@ from attnlib.checkers import lesson_09, lesson_30
 from attnlib.cli import main
 from attnlib.selfcheck import contract, registry
 from attnlib.selfcheck.run import call_cases, expression_function, split_case, with_instructions
-from tests.checker_cases import assert_mistake, assert_passed, verdict
+from tests.checker_cases import ROOT, assert_mistake, assert_passed, verdict
 from tests.grader.conftest import load, src, write
 
 
@@ -753,3 +753,22 @@ def test_softmax_any_number_of_axes_means_3d_and_4d_cases():
     shapes = [split_case(c)[1][0].shape for c in registry.get("softmax").cases]
     assert {3, 4} <= {len(s) for s in shapes}
     assert_wrong("softmax", softmax_along_axis_1, "differs")
+
+
+def test_saturation_exercises_count_the_weights_as_lesson_09_does():
+    import re
+
+    def indices(text):
+        return {int(i) for i in re.findall(r"\b[pv]_\{?(\d)", text)}
+
+    lesson = (ROOT / "notebooks" / "09_saturation.ipynb").read_text(encoding="utf-8")
+    exercises = (ROOT / "solutions" / "09_saturation.ipynb").read_text(encoding="utf-8")
+    words = [exercises] + [
+        " ".join([*e.hints, e.solution_text(), getattr(e.exactness, "text", "")])
+        for e in lesson_09.EXERCISES
+    ]
+    assert min(indices(lesson)) == 0
+    for text in words:
+        assert indices(text) <= {0, 1, 2}, text[:200]
+    for e in lesson_09.EXERCISES:
+        assert not e.arg_names or e.arg_names[0] == "p_0"
