@@ -646,6 +646,26 @@ def flash_backward(Q, K, V, output, L, dOutput, block_size):
 check("flash_backward", flash_backward)
 """
 
+GQA_NEARLY_WHOLE = """
+with_8, with_64 = 35.000001, 4
+check("gqa_batch", (with_8, with_64))
+"""
+
+BLOCKED_TOLIST = """
+def causal_blocked_attention(Q, K, V, block_size):
+    _ = Q[:block_size] @ K[:block_size].T
+    Q, K = np.array(Q.tolist()), np.array(K.tolist())
+    rows = []
+    for i in range(len(Q)):
+        s = K[: i + 1] @ Q[i] / np.sqrt(Q.shape[1])
+        e = np.exp(s - s.max())
+        rows.append(e / e.sum() @ V[: i + 1])
+    return np.array(rows)
+
+
+check("blocked_causal", causal_blocked_attention)
+"""
+
 PADDING_INT = """
 def padding_mask(lengths, n_k):
     return (np.arange(n_k)[None, :] < np.asarray(lengths)[:, None])[:, None, :].astype(int)
@@ -669,6 +689,10 @@ def test_attnlib_check_judges_the_constraints_as_self_check_does(tmp_path, capsy
             tmp_path / "10_masking.ipynb", _notebook_with("10_masking", "mask_padding", PADDING_INT)
         ),
         write(
+            tmp_path / "26_grouped_query_attention.ipynb",
+            _notebook_with("26_grouped_query_attention", "gqa_batch", GQA_NEARLY_WHOLE),
+        ),
+        write(
             tmp_path / "29_flash_attention.ipynb",
             _notebook_with("29_flash_attention", "flash_backward", BACKWARD_MMAP),
         ),
@@ -685,10 +709,20 @@ def test_attnlib_check_judges_the_constraints_as_self_check_does(tmp_path, capsy
         "mask_padding": "a boolean array",
         "window_ring_decode": "keep no more than w keys",
         "flash_backward": "resident memory grew",
+        "gqa_batch": "a whole number of sequences each (exactly)",
     }
     for exercise_id, phrase in expected.items():
         assert rows[exercise_id]["status"] == "wrong", rows[exercise_id]
         assert phrase in rows[exercise_id]["message"], rows[exercise_id]
+
+
+def test_attnlib_check_refuses_a_tolist_escape_as_self_check_does(tmp_path, capsys):
+    nb = _notebook_with("22_cost_and_memory", "blocked_causal", BLOCKED_TOLIST)
+    path = write(tmp_path / "22_cost_and_memory.ipynb", nb)
+    assert main(["check", "--json", "-q", str(path)]) == 1
+    rows = {row["exercise"]: row for row in json.loads(capsys.readouterr().out)["rows"]}
+    assert rows["blocked_causal"]["status"] == "wrong", rows["blocked_causal"]
+    assert "cannot follow" in rows["blocked_causal"]["message"], rows["blocked_causal"]
 
 
 @pytest.mark.parametrize("pad", ["power above 8", "erf", "atan"])
