@@ -299,6 +299,36 @@ def test_a_decoder_cannot_slice_the_keys_of_earlier_steps():
     assert "not subscriptable" in feedback.message, feedback.message
 
 
+def ring_from_the_streams_frame(steps, w, d_k, d_v):
+    Q, K, V = steps.gi_frame.f_locals["arrays"]  # every key, no ring
+    rows = []
+    for t in range(len(Q)):
+        s = K[max(0, t - w + 1) : t + 1] @ Q[t] / np.sqrt(d_k)
+        e = np.exp(s - s.max())
+        rows.append(e / e.sum() @ V[max(0, t - w + 1) : t + 1])
+    return np.array(rows)
+
+
+def ring_from_the_streams_referents(steps, w, d_k, d_v):
+    import gc
+
+    found = [x for x in gc.get_referents(steps) if isinstance(x, (list, tuple))]
+    arrays = [a for x in found for a in x if isinstance(a, np.ndarray) and a.ndim == 2]
+    K, V = arrays[1], arrays[2]  # whatever the stream holds, seen through its own copy
+    rows = []
+    for t, (q, _, _) in enumerate(steps):
+        s = K[max(0, t - w + 1) : t + 1] @ q / np.sqrt(d_k)
+        e = np.exp(s - s.max())
+        rows.append(e / e.sum() @ V[max(0, t - w + 1) : t + 1])
+    return np.array(rows)
+
+
+def test_the_stream_leads_back_to_no_earlier_step():
+    feedback = verdict("window_ring_decode", ring_from_the_streams_frame)
+    assert not feedback.passed and "gi_frame" in feedback.message, feedback.message
+    assert_wrong("window_ring_decode", ring_from_the_streams_referents, "inf or nan")
+
+
 def test_the_stream_hands_each_step_a_fresh_copy_once():
     def look(steps, w, d_k, d_v):
         first = [
@@ -363,11 +393,39 @@ def test_mask_padding_must_be_boolean(answer, phrase):
             "differs",
         ),
         (lambda tokens, table: [list(table[t]) for t in tokens], "returned a list"),
+        (
+            lambda tokens, table: np.array([np.array(table[t]) for t in tokens], dtype=object),
+            "an array of object",  # the wire sends its numbers as float64: judged before
+        ),
     ],
-    ids=["int_array", "list_of_lists"],
+    ids=["int_array", "list_of_lists", "object_array"],
 )
 def test_embed_must_be_a_float_array(answer, phrase):
     assert_wrong("embed", answer, phrase)
+
+
+def _one_hot_as(convert):
+    def one_hot(tokens, vocab):
+        X = np.zeros((len(tokens), len(vocab)))
+        for i, token in enumerate(tokens):
+            X[i, vocab.index(token)] = 1.0
+        return convert(X)
+
+    return one_hot
+
+
+@pytest.mark.parametrize(
+    ("convert", "phrase"),
+    [(np.ndarray.tolist, "returned a list"), (lambda X: X.astype(object), "array of object")],
+    ids=["list_of_lists", "object_array"],
+)
+def test_one_hot_must_be_an_array_of_numbers(convert, phrase):
+    assert_wrong("one_hot", _one_hot_as(convert), phrase, "shape (n, len(vocab))")
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.int64, np.float32])
+def test_one_hot_takes_any_numeric_array(dtype):
+    assert_passed("one_hot", _one_hot_as(lambda X: X.astype(dtype)))
 
 
 def test_embed_domain_holds_tables_an_int_array_would_round():
@@ -484,13 +542,169 @@ def backward_in_mmap(Q, K, V, output, L, dOutput, block_size):
     ("exercise_id", "answer", "phrase"),
     [
         ("kv_decode", decode_in_mmap, "do not build an n x n table"),
-        ("kv_decode", decode_in_memmap, "do not build an n x n table"),
         ("flash_backward", backward_in_mmap, "never build the (n_q, n_k) weights"),
     ],
-    ids=["kv_mmap", "kv_memmap", "flash_mmap"],
+    ids=["kv_mmap", "flash_mmap"],
 )
 def test_a_table_hidden_in_mmap_breaks_the_resident_bound(exercise_id, answer, phrase):
     assert_wrong(exercise_id, answer, "resident memory grew", "mmap", phrase)
+
+
+# ---- a memory case is sealed: no file grows, no new process starts ----------------------------
+def decode_in_temporary_file(Q, K, V):
+    import tempfile
+
+    n, d = Q.shape
+    file = tempfile.TemporaryFile()
+    for i in range(n):
+        file.write((K @ Q[i] / np.sqrt(d)).tobytes())  # the n x n scores, in a file
+    out = []
+    for t in range(n):
+        file.seek(t * n * 8)
+        s = np.frombuffer(file.read(n * 8))[: t + 1]
+        e = np.exp(s - s.max())
+        out.append(e / e.sum() @ V[: t + 1])
+    return np.array(out)
+
+
+def ring_keys_in_dev_shm(steps, w, d_k, d_v):
+    import os
+
+    fd = os.open(f"/dev/shm/attnlib-test-{os.getpid()}", os.O_RDWR | os.O_CREAT, 0o600)
+    os.unlink(f"/dev/shm/attnlib-test-{os.getpid()}")
+    rows = []
+    for t, (q, k, v) in enumerate(steps):
+        os.pwrite(fd, np.concatenate([k, v]).tobytes(), t * 8 * (d_k + d_v))  # every key
+        live = np.frombuffer(
+            os.pread(fd, 8 * (d_k + d_v) * min(t + 1, w), 8 * (d_k + d_v) * max(0, t + 1 - w))
+        ).reshape(-1, d_k + d_v)
+        s = live[:, :d_k] @ q / np.sqrt(d_k)
+        e = np.exp(s - s.max())
+        rows.append(e / e.sum() @ live[:, d_k:])
+    return np.array(rows)
+
+
+def backward_weights_in_memfd(Q, K, V, output, L, dOutput, block_size):
+    import mmap
+    import os
+
+    fd = os.memfd_create("weights")
+    os.ftruncate(fd, 8 * len(Q) * len(K))  # the (n_q, n_k) weights, in a memory file
+    P = np.frombuffer(mmap.mmap(fd, 8 * len(Q) * len(K)), dtype=np.float64)
+    P = P.reshape(len(Q), len(K))
+    P[:] = np.exp(Q @ K.T / np.sqrt(Q.shape[1]) - L[:, None])
+    dS = P * (dOutput @ V.T - (dOutput * output).sum(axis=1, keepdims=True))
+    d_k = Q.shape[1]
+    return dS @ K / np.sqrt(d_k), dS.T @ Q / np.sqrt(d_k), P.T @ dOutput
+
+
+@pytest.mark.parametrize(
+    ("exercise_id", "answer", "phrase"),
+    [
+        ("kv_decode", decode_in_temporary_file, "do not build an n x n table"),
+        ("kv_decode", decode_in_memmap, "do not build an n x n table"),
+        ("window_ring_decode", ring_keys_in_dev_shm, "keep no more than w keys"),
+        ("flash_backward", backward_weights_in_memfd, "never build the (n_q, n_k) weights"),
+    ],
+    ids=["kv_tempfile", "kv_memmap", "ring_dev_shm", "flash_memfd"],
+)
+def test_a_table_kept_in_a_file_is_refused(exercise_id, answer, phrase):
+    # the page cache is neither traced nor resident: the file is refused while measuring
+    assert_wrong(exercise_id, answer, "wrote to a file", phrase)
+
+
+def _in_a_forked_child(fork):
+    """kv_decode whose n x n table is built in a forked child and sent back (the review's)."""
+
+    def decode(Q, K, V):
+        import os
+
+        r, w = os.pipe()
+        pid = fork()
+        if pid == 0:
+            os.write(w, decode_full_causal(Q, K, V).tobytes())  # the n x n table lives here
+            os._exit(0)
+        if pid < 0:
+            raise OSError("fork failed")
+        os.close(w)
+        data = b""
+        while chunk := os.read(r, 1 << 16):
+            data += chunk
+        os.waitpid(pid, 0)
+        return np.frombuffer(data).reshape(len(Q), V.shape[1])
+
+    return decode
+
+
+def _os_fork():
+    import os
+
+    return os.fork()
+
+
+def _libc_fork():
+    import ctypes
+
+    return ctypes.CDLL(None, use_errno=True).fork()  # around os.fork: the C library's own
+
+
+def decode_in_a_subprocess(Q, K, V):
+    import subprocess
+    import sys
+
+    program = (
+        "import sys, numpy as np, attnlib\n"
+        "n, d, e = (int(x) for x in sys.argv[1:])\n"
+        "data = np.frombuffer(sys.stdin.buffer.read())\n"
+        "Q, K, V = np.split(data, [n * d, 2 * n * d])\n"
+        "Q, K, V = Q.reshape(n, d), K.reshape(n, d), V.reshape(n, e)\n"
+        "out = attnlib.attention(Q, K, V, mask=attnlib.causal_mask(n))[0]\n"
+        "sys.stdout.buffer.write(out.tobytes())\n"
+    )
+    n, d, e = len(Q), Q.shape[1], V.shape[1]
+    done = subprocess.run(
+        [sys.executable, "-c", program, str(n), str(d), str(e)],
+        input=np.concatenate([Q.ravel(), K.ravel(), V.ravel()]).tobytes(),
+        capture_output=True,
+        check=True,
+    )
+    return np.frombuffer(done.stdout).reshape(n, e)
+
+
+@pytest.mark.parametrize(
+    ("answer", "phrase"),
+    [(_in_a_forked_child(_os_fork), "(os.fork)"), (decode_in_a_subprocess, "(subprocess.")],
+    ids=["os_fork", "subprocess"],
+)
+def test_work_in_a_new_process_is_refused(answer, phrase):
+    assert_wrong("kv_decode", answer, "started a new process", phrase)
+
+
+def test_a_fork_around_os_fork_is_never_a_pass():
+    # ctypes calls the C library's fork itself: the system call is refused (Linux x86-64)
+    feedback = verdict("kv_decode", _in_a_forked_child(_libc_fork))
+    assert (feedback.status, feedback.mistake) == ("error", None), feedback.message
+    assert "fork failed" in feedback.message, feedback.message
+
+
+def test_an_honest_decoder_may_start_a_thread_in_the_memory_case():
+    def start_a_thread():
+        import threading
+
+        done = []
+        thread = threading.Thread(target=done.append, args=(1,))
+        thread.start()
+        thread.join()
+        assert done == [1]
+
+    def decode(Q, K, V):
+        start_a_thread()
+        rows = [
+            _softmax(K[: t + 1] @ Q[t] / np.sqrt(Q.shape[1])) @ V[: t + 1] for t in range(len(Q))
+        ]
+        return np.array(rows)
+
+    assert_passed("kv_decode", decode)
 
 
 # ---- proofs: many points, nan never a pass ---------------------------------------------------
@@ -504,6 +718,36 @@ def test_psd_quadratic_plus_a_square_of_the_constraint_is_wrong():
     answer = (v.T * J * v)[0] + 2 * (sum(P) - 1) ** 2
     assert answer.subs(dict(zip(P + V_, (1.5, 0, 0, 1, 0, 0), strict=True))) == -0.25
     assert_mistake("sqrt_jacobian_psd", answer, "psd_not_sum_of_squares")
+
+
+def _variance_form():
+    m = sum(p * v for p, v in zip(P, V_, strict=True))
+    return sum(p * (v - m) ** 2 for p, v in zip(P, V_, strict=True)), m
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        lambda e: e + sp.Rational(1, 10**12),
+        lambda e: e + sp.Float(1e-9),
+        lambda e: e * (1 + sp.Float(1e-12)),
+        lambda e: e + sp.Rational(1, 10**40),  # below any point test: sympy's exact answer
+    ],
+    ids=["plus_rational_1e-12", "plus_float_1e-9", "times_1_plus_1e-12", "plus_rational_1e-40"],
+)
+def test_psd_a_tiny_change_of_the_formula_is_wrong(change):
+    # sympy's exact non-zero difference is final; floats are judged at 30 digits
+    assert_wrong("sqrt_jacobian_psd", change(_variance_form()[0]), "not v^T J v")
+
+
+def test_psd_right_forms_that_use_the_constraint_are_never_wrong():
+    variance, m = _variance_form()
+    s = sum(P)
+    about_m_over_s = sum(p * (v - m / s) ** 2 for p, v in zip(P, V_, strict=True))
+    assert_passed("sqrt_jacobian_psd", about_m_over_s)
+    assert_passed("sqrt_jacobian_psd", variance * sp.Float(1.0))  # a float literal's rounding
+    eliminated = verdict("sqrt_jacobian_psd", variance.subs(P[2], 1 - P[0] - P[1]))
+    assert eliminated.status == "error" and "not judged" in eliminated.message, eliminated.message
 
 
 def test_psd_nan_records_are_wrong_with_a_message():
@@ -714,6 +958,103 @@ def test_attnlib_check_judges_the_constraints_as_self_check_does(tmp_path, capsy
     for exercise_id, phrase in expected.items():
         assert rows[exercise_id]["status"] == "wrong", rows[exercise_id]
         assert phrase in rows[exercise_id]["message"], rows[exercise_id]
+
+
+RING_FROM_FRAME = """
+def ring_decode(steps, w, d_k, d_v):
+    Q, K, V = steps.gi_frame.f_locals["arrays"]
+    rows = []
+    for t in range(len(Q)):
+        s = K[max(0, t - w + 1) : t + 1] @ Q[t] / np.sqrt(d_k)
+        e = np.exp(s - s.max())
+        rows.append(e / e.sum() @ V[max(0, t - w + 1) : t + 1])
+    return np.array(rows)
+
+
+check("window_ring_decode", ring_decode)
+"""
+
+DECODE_TEMPORARY_FILE = """
+import tempfile
+
+
+def decode(Q, K, V):
+    n, d = Q.shape
+    f = tempfile.TemporaryFile()
+    for i in range(n):
+        f.write((K @ Q[i] / np.sqrt(d)).tobytes())
+    out = []
+    for t in range(n):
+        f.seek(t * n * 8)
+        s = np.frombuffer(f.read(n * 8))[: t + 1]
+        e = np.exp(s - s.max())
+        out.append(e / e.sum() @ V[: t + 1])
+    return np.array(out)
+
+
+check("kv_decode", decode)
+"""
+
+BACKWARD_FORKED = """
+import os
+
+
+def flash_backward(Q, K, V, output, L, dOutput, block_size):
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        grads = attnlib.attention_backward(Q, K, V, dOutput)
+        os.write(w, np.concatenate([g.ravel() for g in grads]).tobytes())
+        os._exit(0)
+    os.close(w)
+    data = b""
+    while chunk := os.read(r, 1 << 16):
+        data += chunk
+    os.waitpid(pid, 0)
+    flat = np.frombuffer(data)
+    sizes = np.cumsum([Q.size, K.size])
+    dQ, dK, dV = np.split(flat, sizes)
+    return dQ.reshape(Q.shape), dK.reshape(K.shape), dV.reshape(V.shape)
+
+
+check("flash_backward", flash_backward)
+"""
+
+PSD_PLUS_RATIONAL = """
+p = sp.symbols("p_0:3", nonnegative=True)
+v = sp.symbols("v_0:3", real=True)
+m = sum(a * b for a, b in zip(p, v))
+quad = sum(a * (b - m) ** 2 for a, b in zip(p, v)) + sp.Rational(1, 10**12)
+check("sqrt_jacobian_psd", quad)
+"""
+
+EMBED_OBJECT = """
+def embed(tokens, table):
+    return np.array([np.array(table[t]) for t in tokens], dtype=object)
+
+
+check("embed", embed)
+"""
+
+
+def test_attnlib_check_refuses_the_second_review_s_answers_as_self_check_does(tmp_path, capsys):
+    answers = {
+        "window_ring_decode": ("28_sliding_window_attention", RING_FROM_FRAME, "gi_frame"),
+        "kv_decode": ("25_decoding_with_a_kv_cache", DECODE_TEMPORARY_FILE, "wrote to a file"),
+        "flash_backward": ("29_flash_attention", BACKWARD_FORKED, "started a new process"),
+        "sqrt_jacobian_psd": ("09_saturation", PSD_PLUS_RATIONAL, "not v^T J v"),
+        "embed": ("01_words_to_vectors", EMBED_OBJECT, "an array of object"),
+    }
+    paths = [
+        write(tmp_path / f"{stem}.ipynb", _notebook_with(stem, exercise_id, source))
+        for exercise_id, (stem, source, _) in answers.items()
+    ]
+    assert main(["check", "--json", "-q", *map(str, paths)]) == 1
+    rows = {row["exercise"]: row for row in json.loads(capsys.readouterr().out)["rows"]}
+    for exercise_id, (_, _, phrase) in answers.items():
+        assert rows[exercise_id]["status"] in ("wrong", "error"), rows[exercise_id]
+        assert phrase in rows[exercise_id]["message"], rows[exercise_id]
+    assert all(rows[e]["status"] == "wrong" for e in answers if e != "window_ring_decode")
 
 
 def test_attnlib_check_refuses_a_tolist_escape_as_self_check_does(tmp_path, capsys):

@@ -175,6 +175,9 @@ ONE_HOT = Exercise(
         count=4,
         seed=12,
     ),
+    # the text promises shape (n, len(vocab)) and the next cell prints it as an array: an
+    # array of numbers (0/1 as floats or integers), never a list of lists or of objects
+    constraints=(ResultType("fiu", "an array of numbers of shape (n, len(vocab))"),),
     reference=_one_hot,
     mistakes=[
         ("tokens_as_columns", lambda tokens, vocab: _one_hot(tokens, vocab).T),

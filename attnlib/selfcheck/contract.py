@@ -66,7 +66,11 @@ class PeakMemory:
     array data included), on inputs large enough that the table the text forbids cannot
     fit under the bound; and, on Linux, as the growth of the child's resident high-water
     mark (``VmHWM``), which may pass the traced peak by ``UNTRACED_SLACK`` only: a table
-    hidden where tracemalloc does not look (``mmap``, ``np.memmap``) is resident when used.
+    hidden where tracemalloc does not look (``mmap``) is resident when used. Where neither
+    would see it the child is sealed while it measures (:func:`~attnlib.selfcheck.run._seal`):
+    no file may grow (a temporary file, ``/dev/shm``, a ``memfd``: the page cache) and no
+    new process may start (``os.fork``, ``subprocess``, ``multiprocessing``); a function
+    that tries is wrong, and the message names what was refused.
     """
 
     text: str  # what the exercise forbids, e.g. "never build the n x n weights"
@@ -104,8 +108,10 @@ class Stream:
     """The first ``count`` arguments reach the function as one stream of their rows, step
     by step (:func:`~attnlib.selfcheck.run.stream`), on every case: a decoder that keeps
     keys has stored them itself, so a :class:`PeakMemory` bound sees what it keeps, and it
-    cannot slice the keys of earlier steps out of a matrix it was given. The judge's
-    reference and mistakes still get the arrays."""
+    cannot slice the keys of earlier steps out of a matrix it was given, nor reach one
+    through the stream (a :class:`~attnlib.selfcheck.run.Steps` object: no frame, no
+    closure, and every row erased from its copy once handed out). The judge's reference
+    and mistakes still get the arrays."""
 
     count: int
     text: str  # e.g. "the keys arrive one step at a time"
@@ -210,7 +216,10 @@ def _span(rows):
 
 @dataclass(frozen=True)
 class ResultType:
-    """The result is a numpy array of this kind: ``"b"`` boolean, ``"f"`` floating."""
+    """The result is a numpy array of one of these kinds: ``"b"`` boolean, ``"f"``
+    floating, ``"fiu"`` any numbers. Judged on the types the child saw before transport
+    (``"types"``, see :func:`~attnlib.selfcheck.run._types`): an object array travels as
+    float64 numbers, and is still not a float array."""
 
     kind: str
     text: str  # e.g. "a boolean array"
@@ -220,17 +229,32 @@ class ResultType:
             return None
         value = record["ok"]
         items = value if isinstance(value, tuple) else (value,)
-        for item in items:
+        types = record.get("types")
+        if not (isinstance(types, list) and len(types) == len(items)):
+            types = [None] * len(items)
+        for item, sent in zip(items, types, strict=True):
             if isinstance(item, dict) or item is None or item is Ellipsis:
                 return None  # refused or a placeholder: the comparison reports it
             if not isinstance(item, np.ndarray):
                 kind = type(item).__name__
                 return f"your function returned a {kind} {on}; the exercise asks for {self.text}."
-            if item.dtype.kind != self.kind:
+            dtype = _dtype(sent) if sent is not None else item.dtype
+            if dtype is None:
+                return f"your function returned a {sent} {on}; the exercise asks for {self.text}."
+            if dtype.kind not in self.kind:
                 return (
-                    f"your function returned an array of {item.dtype.name} {on}; the exercise "
+                    f"your function returned an array of {dtype.name} {on}; the exercise "
                     f"asks for {self.text}."
                 )
+        return None
+
+
+def _dtype(name):
+    """The numpy dtype called ``name`` (``"object"``, ``"float32"``), or None for a name
+    that is not a dtype (``"list"``: the function returned no array)."""
+    try:
+        return np.dtype(name) if name.isidentifier() and name not in ("list", "tuple") else None
+    except TypeError:
         return None
 
 
@@ -381,15 +405,47 @@ class Symbolic:
         zero = difference == 0 or (
             isinstance(difference, sp.MatrixBase) and all(x == 0 for x in difference)
         )
-        if not zero and not _vanishes(difference, list(symbols.values())):
+        if not zero and (
+            _exact(difference, list(symbols.values()))  # sympy decided: not equal
+            or not _vanishes(difference, list(symbols.values()), want.subs(on))
+        ):
             return None, f"your expression is not {self.text} as a formula (sympy: not equal)."
         if self.nonnegative:
             forced = [f for f in _FORCES_SIGN if answer.atoms(getattr(sp, f))]
             if forced or answer.has(sp.Piecewise):
                 return "sign_forced", ""
-            if answer.is_nonnegative is not True:
+            if not _shows_sign(answer, symbols, on):
                 return "psd_not_sum_of_squares", ""
         return None
+
+
+def _exact(difference, symbols):
+    """True when sympy's ``difference`` is exact: a ratio of polynomials in ``symbols`` with
+    rational coefficients (no Float, no function), so simplified non-zero means not equal
+    (``+ Rational(1, 10**12)`` is not a rounding). Floats or functions sympy could not
+    simplify away are left to the points (:func:`_vanishes`)."""
+    import sympy as sp
+
+    entries = list(difference) if isinstance(difference, sp.MatrixBase) else [difference]
+    return all(not e.atoms(sp.Float) and e.is_rational_function(*symbols) for e in entries) and any(
+        sp.cancel(sp.together(e)) != 0 for e in entries
+    )
+
+
+def _shows_sign(answer, symbols, on):
+    """True when sympy sees ``answer >= 0`` from its form: as written, with the weights
+    taken positive (``m / (p_0 + p_1 + p_2)`` is then real), or with the constraint's
+    expression read back as its symbol (``1 - p_0 - p_1`` is ``p_2``)."""
+    import sympy as sp
+
+    if answer.is_nonnegative is True:
+        return True
+    positive = {s: sp.Symbol(s.name, positive=True) for s in symbols.values() if s.is_nonnegative}
+    back = {value: key for key, value in on.items()}
+    for form in (answer.xreplace(back), answer.subs(back)):
+        if form.xreplace(positive).is_nonnegative is True:
+            return True
+    return False
 
 
 def _small(tree, limit=400):
@@ -409,20 +465,24 @@ def _small(tree, limit=400):
     return True
 
 
-def _vanishes(difference, symbols, points=6):
-    """True when ``difference`` is 0 at random points: sympy could not simplify it away."""
+def _vanishes(difference, symbols, scale=1, points=6):
+    """True when ``difference`` is 0 at random points (30 digits), relative to ``scale``
+    there (the expected value): sympy could not simplify it away. A float literal's
+    rounding (about 1e-17) vanishes; an added 1e-9 or a factor 1 + 1e-12 does not."""
     import sympy as sp
 
     rng = np.random.default_rng(0)
     for _ in range(points):
-        point = {s: sp.Float(float(rng.uniform(0.1, 2.0))) for s in symbols}
+        point = {s: sp.Float(float(rng.uniform(0.1, 2.0)), 30) for s in symbols}
         try:
             value = (
-                sp.Matrix([difference]).subs(point).evalf()
+                sp.Matrix([difference]).evalf(30, subs=point)
                 if not isinstance(difference, sp.MatrixBase)
-                else difference.subs(point).evalf()
+                else difference.evalf(30, subs=point)
             )
-            if any(abs(complex(x)) > 1e-9 for x in value):
+            size = sp.Matrix([scale]).evalf(30, subs=point)
+            tol = 1e-14 * (1 + max(abs(complex(x)) for x in size))
+            if any(abs(complex(x)) > tol for x in value):
                 return False
         except (TypeError, ValueError):
             return False

@@ -402,6 +402,17 @@ class Exercise:
                         "that gives nan or inf there proves nothing."
                     )
         verdict = self.rule(records) if self.rule is not None else self._proof_verdict(records)
+        if (
+            verdict.mistake == "psd_not_sum_of_squares"
+            and form is not None
+            and self.exactness.judge(form, self.expected) is None
+        ):  # equal on the constraint set and >= 0 by its form there: the points off it
+            return judge.error(  # (where the weights are free) cannot judge it, sympy can't
+                "not judged: your expression equals "
+                f"{self.exactness.text} and shows its sign once the constraint is read back "
+                "into it, but it is negative off that set, where the points test it; "
+                "write it with every weight as its own symbol to have it judged."
+            )
         if verdict.status != "passed" or form is None:
             return verdict
         found = self.exactness.judge(form, self.expected)

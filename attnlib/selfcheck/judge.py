@@ -320,7 +320,8 @@ def _record(entry):
     if not isinstance(entry, dict) or isinstance(entry, Refused) or not entry:
         return None
     keys = [k for k in entry if k not in MEASURES]
-    if len(keys) != 1 or (keys != ["ok"] and len(entry) != 1):
+    extra = set(entry) - set(keys)
+    if len(keys) != 1 or (keys != ["ok"] and extra and (keys, extra) != (["error"], {"refused"})):
         return None
     key, value = keys[0], entry[keys[0]]
     if key == "ok":
@@ -401,6 +402,12 @@ def check_function(
                 f"your function called sys.exit({result}) {on}; "
                 "check reports it instead of stopping."
             )
+        if key == "error" and isinstance(entry.get("refused"), str):
+            texts = [r.text for r in constraints if hasattr(r, "bound") and hasattr(r, "text")]
+            why = f": {texts[0]}" if texts else ""
+            problems.append(wrong(f"your function {entry['refused']} ({on}){why}."))
+            differing.append(None)
+            continue
         if key == "error":
             problems.append(error(f"your function raised {result} ({on})."))
             differing.append((args, None, on, False))  # a mistake that raises here too fits

@@ -18,7 +18,9 @@ The result is one record per input, exactly one of::
 
 A case may start with instructions, ``{CALL: {...}}`` (see :func:`split_case`), which the
 child carries out around the call and reports beside ``"ok"``: ``"peak": True`` measures
-the call's peak memory with :mod:`tracemalloc` (``"peak": bytes``), ``"track": [i, j]``
+the call's peak memory with :mod:`tracemalloc` (``"peak": bytes``) in a child sealed
+against files and new processes (:func:`_seal`; a refusal is reported as ``"refused"``
+beside the error), ``"track": [i, j]``
 hands arguments ``i`` and ``j`` (queries and keys) over as :class:`Tracked` arrays and
 reports every product that meets rows of both (``"products": [[query rows, key rows],
 ...]``), ``"stream": count`` hands the first ``count`` arguments over as one :func:`stream`
@@ -57,7 +59,9 @@ MEASURES = (
     "products",
     "escaped",
     "form",
-)  # what a record may carry beside "ok"
+    "types",
+    "refused",
+)  # what a record may carry beside "ok" ("refused" also beside "error")
 
 
 def split_case(case):
@@ -112,11 +116,41 @@ def stream(arrays):
     steps, and whatever it keeps of them it has allocated itself (a peak-memory bound sees
     it); the ``"stream": count`` instruction hands the first ``count`` arguments over so.
 
+    The stream is a :class:`Steps` object, not a generator: no frame, code, closure or
+    ``__dict__`` leads from it to the arrays, and a row it has handed out is erased
+    (nan) in its own copy, so nothing read back through it holds an earlier step.
+
     >>> [tuple(map(float, step)) for step in stream(([1.0, 2.0], [3.0, 4.0]))]
     [(1.0, 3.0), (2.0, 4.0)]
     """
-    for rows in zip(*arrays, strict=True):
-        yield tuple(np.array(row, dtype=np.float64) for row in rows)
+    return Steps(arrays)
+
+
+class Steps:
+    """An iterator over the rows of some arrays (see :func:`stream`): it keeps its own
+    float64 copy of each array and erases row t (sets it to nan) as it hands out copies of
+    row t, so an earlier step is never held anywhere but where the function put it."""
+
+    __slots__ = ("_rows", "_t")
+
+    def __init__(self, arrays):
+        rows = [np.array(a, dtype=np.float64) for a in arrays]  # private copies
+        if len({len(r) for r in rows}) > 1:
+            raise ValueError("stream: the arrays have different numbers of rows")
+        self._rows, self._t = rows, 0
+
+    def __iter__(self):
+        return self
+
+    def __next__(self):
+        t = self._t
+        if not self._rows or t >= len(self._rows[0]):
+            raise StopIteration
+        step = tuple(np.array(rows[t]) for rows in self._rows)  # fresh copies
+        for rows in self._rows:
+            rows[t] = np.nan  # handed out: erased here
+        self._t = t + 1
+        return step
 
 
 class Tracked(np.ndarray):
@@ -354,9 +388,143 @@ def _resident_growth(start):
     return None if high is None else max(0, high - start)
 
 
-def _call(function, args):
-    """One call in the child; the record as JSON-ready data (with what the case's
-    instructions asked to measure, see :func:`split_case`)."""
+def _types(value):
+    """What the result was before the wire turned it into data, one name per item of a
+    tuple (an array's dtype, else the type's name), when an item is an array of objects,
+    which the wire sends as float64 numbers: a rule on the result's type then judges what
+    the function returned, not its transport. None otherwise (what arrives is what was
+    returned)."""
+    items = value if isinstance(value, tuple) else (value,)
+    if not any(isinstance(item, np.ndarray) and item.dtype.kind == "O" for item in items):
+        return None  # what arrives is what was returned: nothing to add
+    return [
+        item.dtype.name if isinstance(item, np.ndarray) else type(item).__name__
+        for item in items[:64]
+    ]
+
+
+REFUSED_FILE = (
+    "wrote to a file (a temporary file, /dev/shm or another tmpfs) while its memory was "
+    "measured: check refuses that, as a table kept in a file is not counted"
+)
+REFUSED_PROCESS = (
+    "started a new process ({}) while its memory was measured: check refuses that, as "
+    "the memory of another process is not counted"
+)
+_refusals = []  # what the sealed child refused during the current call (see _seal)
+
+
+def _refuse(name):
+    def refused(*args, **kwargs):
+        _refusals.append(REFUSED_PROCESS.format(name))
+        raise PermissionError(f"check refuses {name} while it measures memory")
+
+    return refused
+
+
+def _seal():
+    """In the child, before a call whose memory is measured: no file may grow (a table in a
+    temporary file, ``/dev/shm`` or a ``memfd`` lives in the page cache, where neither
+    tracemalloc nor the resident size sees it) and no new process may start (its memory is
+    its own). ``RLIMIT_FSIZE`` 0 with ``SIGXFSZ`` ignored (a write fails with EFBIG);
+    ``os.fork``, ``subprocess`` and ``multiprocessing`` (through ``_posixsubprocess``),
+    ``os.posix_spawn`` and ``os.system`` raise; on Linux x86-64 a seccomp filter also
+    refuses the system calls themselves (``fork``, ``vfork``, ``clone`` of a process,
+    ``execve``, raising a resource limit), so ``ctypes`` cannot go around the names. The
+    child only ever runs the learner's function and exits: nothing is undone."""
+    try:
+        import resource
+
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+        resource.setrlimit(resource.RLIMIT_FSIZE, (0, 0))
+    except (ImportError, AttributeError, ValueError, OSError):  # pragma: no cover - not Linux
+        pass
+    for module, names in (
+        (os, ("fork", "forkpty", "posix_spawn", "posix_spawnp", "system", "execv", "execve")),
+        ("_posixsubprocess", ("fork_exec",)),
+        ("subprocess", ("_fork_exec",)),  # bound at import: from _posixsubprocess import ...
+    ):
+        if isinstance(module, str):
+            try:
+                module = __import__(module)
+            except ImportError:  # pragma: no cover - not POSIX
+                continue
+        for name in names:
+            if hasattr(module, name):
+                setattr(module, name, _refuse(f"{module.__name__}.{name}"))
+    _seccomp()
+
+
+def _seccomp():
+    """A seccomp filter (Linux x86-64) that fails ``fork``, ``vfork``, ``clone`` without
+    ``CLONE_THREAD`` (threads are allowed), ``clone3`` (ENOSYS: the C library then uses
+    ``clone``), ``execve``, ``execveat``, ``setrlimit`` and ``prlimit64`` with a new limit,
+    with EPERM; True when it is in place."""
+    import ctypes
+    import platform
+    import struct
+
+    if sys.platform != "linux" or platform.machine() != "x86_64":
+        return False
+    eperm, enosys = 0x00050000 | 1, 0x00050000 | 38
+    allow = 0x7FFF0000
+    ld, jeq, jset, ret = 0x20, 0x15, 0x45, 0x06  # BPF_LD|W|ABS, JMP|JEQ|K, JMP|JSET|K, RET|K
+    prog = [
+        (ld, 0, 0, 4),  # arch
+        (jeq, 1, 0, 0xC000003E),  # AUDIT_ARCH_X86_64, else refuse everything unusual
+        (ret, 0, 0, eperm),
+        (ld, 0, 0, 0),  # the system call's number
+        (jset, 0, 1, 0x40000000),  # x32 numbers: refused
+        (ret, 0, 0, eperm),
+    ]
+    refused = (57, 58, 59, 160, 322)  # fork, vfork, execve, setrlimit, execveat
+    tail = [
+        (jeq, 0, 1, 435),  # clone3
+        (ret, 0, 0, enosys),
+        (jeq, 0, 3, 56),  # clone: allowed for a thread only
+        (ld, 0, 0, 16),  # flags, low word of args[0]
+        (jset, 7, 6, 0x10000),  # CLONE_THREAD: allow (7 ahead), else eperm (6 ahead)
+        (ld, 0, 0, 0),
+        (jeq, 0, 5, 302),  # prlimit64: refused when it sets a limit (args[2] not NULL)
+        (ld, 0, 0, 32),
+        (jeq, 0, 2, 0),
+        (ld, 0, 0, 36),
+        (jeq, 1, 0, 0),
+        (ret, 0, 0, eperm),
+        (ret, 0, 0, allow),
+    ]
+    for number in refused:
+        prog += [(jeq, 0, 1, number), (ret, 0, 0, eperm)]
+    prog += tail
+    raw = b"".join(struct.pack("HBBI", *ins) for ins in prog)
+    buffer = ctypes.create_string_buffer(raw)
+
+    class Program(ctypes.Structure):
+        _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_void_p)]
+
+    fprog = Program(len(prog), ctypes.addressof(buffer))
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        if libc.prctl(38, 1, 0, 0, 0) != 0:  # PR_SET_NO_NEW_PRIVS
+            return False
+        return libc.prctl(22, 2, ctypes.byref(fprog), 0, 0) == 0  # PR_SET_SECCOMP, FILTER
+    except (OSError, AttributeError):  # pragma: no cover
+        return False
+
+
+def _refusal(err=None):
+    """What the sealed child refused during the call, as a sentence, or None."""
+    if _refusals:
+        return _refusals[0]
+    if isinstance(err, OSError) and err.errno == 27:  # EFBIG: RLIMIT_FSIZE
+        return REFUSED_FILE
+    return None
+
+
+def _call(function, args, child=False):
+    """One call (in the child when ``child``, which a memory case then seals, see
+    :func:`_seal`); the record as JSON-ready data (with what the case's instructions asked
+    to measure, see :func:`split_case`)."""
     how, args = split_case(args)
     measured = {}
     try:
@@ -373,7 +541,8 @@ def _call(function, args):
                 return {"ok": None, "form": function.form()}
             tracemalloc = _tracemalloc() if how.get("peak") else None
             peak = tracemalloc is not None and not tracemalloc.is_tracing()
-            if peak:
+            if peak and child:
+                _seal()
                 tracemalloc.start()
                 start = tracemalloc.get_traced_memory()[0]
                 resident = _resident_start()
@@ -394,12 +563,23 @@ def _call(function, args):
                 measured["products"] = [[list(q), list(k)] for q, k in sorted(products)]
                 if ESCAPED in log:
                     measured["escaped"] = True
+            types = _types(value)
+            if types is not None:
+                measured["types"] = types
             return {"ok": wire.to_data(_plain(value)), **measured}
     except SystemExit as stop:
         code = stop.code
         return {"exit": code if isinstance(code, int) and not isinstance(code, bool) else 1}
     except BaseException as err:  # noqa: BLE001 - the learner's exception, reported as data
-        return {"error": _one_line(err)}
+        refused = _refusal(err)
+        return {"error": _one_line(err), **({"refused": refused} if refused else {})}
+    finally:
+        _refusals.clear()
+
+
+def _taken(cases, index):
+    case, cases[index] = cases[index], None
+    return case
 
 
 def _child(function, cases, write_fd):
@@ -413,8 +593,10 @@ def _child(function, cases, write_fd):
         sys.stdout = sys.stderr = io.StringIO()  # this process only: it is about to exit
         sys.stdin = io.StringIO()
         with os.fdopen(write_fd, "w", encoding="utf-8") as out:
-            for args in cases:
-                record = _call(function, args)
+            for index in range(len(cases)):
+                # the case leaves the list (this process's copy) before the call: a frame
+                # above the function's does not lead back to its arrays
+                record = _call(function, _taken(cases, index), child=True)
                 try:
                     line = json.dumps(record, allow_nan=False, separators=(",", ":"))
                 except (TypeError, ValueError) as err:
@@ -445,6 +627,11 @@ def _measures(obj):
         found["escaped"] = True
     if "form" in obj:
         found["form"] = obj["form"]
+    types = obj.get("types")
+    if isinstance(types, list) and all(isinstance(t, str) and len(t) < 100 for t in types):
+        found["types"] = types
+    if isinstance(obj.get("refused"), str):
+        found["refused"] = obj["refused"][:200]
     return found
 
 
@@ -460,7 +647,8 @@ def _record(line):
         except ValueError as err:
             return {"error": f"the result could not be read: {err}"}
     if key == "error" and isinstance(obj[key], str):
-        return {"error": obj[key]}
+        refused = _measures(obj).get("refused")
+        return {"error": obj[key], **({"refused": refused} if refused else {})}
     if key == "exit" and isinstance(obj[key], int):
         return {"exit": obj[key]}
     return {"error": "the child sent a malformed result"}
