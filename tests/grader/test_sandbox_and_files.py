@@ -132,11 +132,11 @@ if found:
     raise RuntimeError(f"persisted: {found}")
 """
 VENV_WRITES = """\
-import site, sys
+import site, sysconfig
 errors = []
 for path in (site.getsitepackages()[0] + "/zz_planted.pth",
              site.getsitepackages()[0] + "/sitecustomize.py",
-             sys.base_prefix + "/lib/python3.11/sitecustomize.py"):
+             sysconfig.get_path("stdlib") + "/sitecustomize.py"):  # this Python's own stdlib
     try:
         open(path, "w").write("import os\\n")
     except OSError as err:
