@@ -2,19 +2,24 @@
 
 For each lesson that uses attnlib.widgets: open it, clear and run all cells, and
 fail on any error output, any "Error displaying widget" or any console error
-from the page. Then move a slider in each live view and check that its numbers
-and its figure changed on screen, and time 20 moves (keystroke to updated numbers
+from the page. Check that each live view's sliders, number boxes and figure have
+accessible names (the figure's is its alt text). Then move a slider in each live
+view and check that its numbers and its figure changed on screen, and time 20 moves (keystroke to updated numbers
 and to the new figure loaded in the page). Screenshots go to artefacts/browser/.
 
 Run with `make test-browser` (plain `make test` skips this folder).
 """
 
 import os
+import re
 import statistics
 from pathlib import Path
 
 import pytest
 from playwright.sync_api import TimeoutError as PlaywrightTimeout
+from playwright.sync_api import expect
+
+from attnlib import widgets
 
 from .conftest import LATENCY, ROOT
 
@@ -145,6 +150,34 @@ def set_slider(slider, value):
     readout.press("Enter")
 
 
+VIEWS = {  # each view's class, whose alt text its figure must carry
+    "attnlib-playground": widgets.Playground,
+    "attnlib-geometry": widgets.Geometry,
+    "attnlib-scaling_explorer": widgets.ScalingExplorer,
+}
+
+
+def assert_named(view, kind):
+    """Every control of a view has an accessible name, and its figure has the view's alt.
+
+    The names are read as the browser exposes them (Playwright's accessible-name
+    computation): a slider's handle is named by its tooltip, which starts with the
+    label a sighted learner sees; a number box by its tooltip; the figure by its alt.
+    """
+    handles = view.get_by_role("slider")
+    assert handles.count() >= 1, f"{kind}: no slider"
+    for i in range(handles.count()):
+        label = view.locator(".widget-slider .widget-label").nth(i)
+        text, tip = label.inner_text().strip(), label.get_attribute("title")
+        assert tip and tip.startswith(f"{text}: "), f"{kind}: label {text!r} has title {tip!r}"
+        expect(handles.nth(i)).to_have_accessible_name(tip)
+    boxes = view.locator("input:visible")
+    for i in range(boxes.count()):
+        expect(boxes.nth(i)).to_have_accessible_name(re.compile(r"\w"))
+    expect(view.locator("img.attnlib-figure")).to_have_accessible_name(VIEWS[kind].alt)
+    assert view.locator("[title='null']").count() == 0, f"{kind}: a title='null' is left"
+
+
 def move_and_time(page, view, slider, value):
     """Set the slider; return ms from the Enter key to new numbers and to the new figure."""
     page.evaluate(ARM, view.element_handle())
@@ -198,6 +231,7 @@ def test_widgets_update_in_the_browser(browser, lab, artefacts, path):
             kind = next(c for c in view.get_attribute("class").split() if c in MOVES)
             view.scroll_into_view_if_needed()
             view.screenshot(path=artefacts / f"{name}-{kind}.png")
+            assert_named(view, kind)
             slider = view.locator(".widget-slider").first
             numbers = view.locator(".attnlib-numbers")
             figure = view.locator("img.attnlib-figure")
@@ -211,6 +245,7 @@ def test_widgets_update_in_the_browser(browser, lab, artefacts, path):
             )
             assert figure.screenshot() != figure_before, f"{name}: {kind}'s figure did not change"
             view.screenshot(path=artefacts / f"{name}-{kind}-moved.png")
+            assert_named(view, kind)  # still named after 20 redraws
             to_numbers = [t[0] for t in times]
             to_figure = [t[1] for t in times]
             LATENCY.append(
