@@ -115,7 +115,9 @@ exercises: $(STAMP)
 
 ## test-browser: the lessons' widgets in JupyterLab, driven by Debian's Chromium with Playwright,
 ##      and a learner's route on a clone (lesson 03's link to my-work/, an answer saved,
-##      make progress, a widget lesson run and saved, make update after an upstream change)
+##      make progress, a widget lesson run and saved, make update after an upstream change),
+##      with each widget control's accessible name, each figure's alt and axe-core's audit of the
+##      views (npm ci of tools/site/package-lock.json into build/axe, as test-site)
 ##      (needs /usr/bin/chromium: `apt-get install chromium`; never a browser download)
 BROWSER_STAMP := $(VENV)/.installed-browser
 $(BROWSER_STAMP): $(STAMP) pyproject.toml
@@ -123,8 +125,8 @@ $(BROWSER_STAMP): $(STAMP) pyproject.toml
 	touch $(BROWSER_STAMP)
 
 .PHONY: test-browser
-test-browser: $(BROWSER_STAMP)
-	ATTNLIB_BROWSER=1 $(BIN)/python -m pytest tests/browser -v
+test-browser: $(BROWSER_STAMP)  # and $(AXE), below where it is defined
+	ATTNLIB_BROWSER=1 ATTNLIB_AXE=$(AXE) $(BIN)/python -m pytest tests/browser -v
 
 ## site: build the course website into build/site from the stored outputs (nothing is run,
 ##      no network); open build/site/index.html or `python -m http.server -d build/site`
@@ -149,6 +151,7 @@ $(AXE): tools/site/package.json tools/site/package-lock.json
 	cp tools/site/package.json tools/site/package-lock.json build/axe/
 	cd build/axe && npm ci --no-audit --no-fund
 	touch $@
+test-browser: $(AXE)
 
 test-site: $(SITE_STAMP) $(BROWSER_STAMP) $(AXE)
 	$(OFFLINE) env ATTNLIB_SITE=1 ATTNLIB_AXE=$(AXE) $(BIN)/python -m pytest tests/test_site.py -v

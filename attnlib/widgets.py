@@ -46,12 +46,13 @@ FALLBACK = (
 
 
 # ipywidgets gives a slider's handle (a div with role="slider", or jQuery UI's span on 7.x) no
-# accessible name, and an Image's <img> no alt, and offers no trait for either. This snippet,
-# run once by the front end (it sits in an Output widget in each view, so it runs where the
-# view runs: JupyterLab, Notebook 7, JupyterLite, Colab), names each handle from its slider's
-# tooltip (else its label) and gives each figure its view's alt text, again whenever a view is
-# drawn. Where a front end runs no JavaScript, the tooltip and the caption under the figure
-# remain.
+# accessible name, puts a box's tooltip on its hidden label rather than on the box (axe-core:
+# "Form elements must have labels"), and an Image's <img> no alt, and offers no trait for any
+# of them. This snippet, run by the front end (it sits in an Output widget in each view, so it
+# runs where the view runs: JupyterLab, Notebook 7, JupyterLite, Colab), names each handle from
+# its slider's tooltip (else its label) and each unlabelled box from its tooltip, and gives
+# each figure its view's alt text, again whenever a view is drawn. Where a front end runs no
+# JavaScript, the tooltips and the caption under the figure remain.
 NAMES_JS = """(function () {
   function name() {
     document.querySelectorAll('.attnlib-view').forEach(function (view) {
@@ -62,6 +63,14 @@ NAMES_JS = """(function () {
         var text = label.getAttribute('title') || label.textContent;
         if (text && handle.getAttribute('aria-label') !== text) {
           handle.setAttribute('aria-label', text);
+        }
+      });
+      view.querySelectorAll('.widget-text').forEach(function (box) {  // a box with no label
+        var label = box.querySelector('.widget-label');
+        var input = box.querySelector('input');
+        var text = label && !label.textContent.trim() && label.getAttribute('title');
+        if (input && text && input.getAttribute('aria-label') !== text) {
+          input.setAttribute('aria-label', text);
         }
       });
       var img = view.querySelector('img.attnlib-figure');
