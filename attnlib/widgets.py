@@ -13,6 +13,8 @@ it shows are attributes (``view.weights``, ``view.output``...). The views do no
 math of their own: the numbers come from ``attnlib.core`` and the figures from
 ``attnlib.plot``. ``view.plot()`` draws the current state as a plain matplotlib
 figure, for places where no widget front end runs (nbval, GitHub's viewer).
+Every control has a name a screen reader reads out (its tooltip) and the figure
+carries the view's alt text (``view.alt``; see ``NAMES_JS`` for how they reach the page).
 
 Examples
 --------
