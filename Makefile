@@ -72,13 +72,13 @@ lint: $(STAMP)
 
 ## test: the whole suite (lint, unit tests and doctests, nbval on stored notebook outputs),
 ##      over both cores (JOBS=0: in one process, faster when other jobs keep the cores busy);
-##      prints the 15 slowest tests and each skip's reason (-rs: one line per reason, with its
-##      count). Your my-work/ is never read.
+##      prints the 15 slowest tests, each failure and error, and each skip's reason (-rfEs: one
+##      line per reason, with its count). Your my-work/ is never read.
 test: lint
-	$(BIN)/python -m pytest $(XDIST) -rs --durations=15 -m "not alone"
-	$(BIN)/python -m pytest -q -rs -m alone tests/grader/test_package_guard.py tests/test_selfcheck.py
+	$(BIN)/python -m pytest $(XDIST) -rfEs --durations=15 -m "not alone"
+	$(BIN)/python -m pytest -q -rfEs -m alone tests/grader/test_package_guard.py tests/test_selfcheck.py
 ifneq ($(strip $(NOTEBOOKS)),)
-	$(BIN)/python -m pytest $(XDIST_NBVAL) -rs --durations=15 --nbval --nbval-current-env \
+	$(BIN)/python -m pytest $(XDIST_NBVAL) -rfEs --durations=15 --nbval --nbval-current-env \
 		--nbval-sanitize-with tests/sanitize.cfg --nbval-cell-timeout=120 $(NOTEBOOKS)
 endif
 
