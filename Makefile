@@ -55,15 +55,34 @@ lab: $(STAMP)
 ##      the lowest and highest, 3.10 and 3.13), each in its own venv build/venv-X.Y; finds
 ##      the first of pythonX.Y on PATH and ~/.pyenv/versions/X.Y.*/bin/python that runs
 PYTHONS ?= 3.10 3.13
-.PHONY: test-pythons
+PYTHONS_TARGET ?= test
+.PHONY: test-pythons test-pythons-fast test-fast
 test-pythons:
 	set -e; for v in $(PYTHONS); do \
 	  py=; for c in $$(command -v python$$v) $$HOME/.pyenv/versions/$$v.*/bin/python; do \
 	    if [ -z "$$py" ] && [ -x "$$c" ] && "$$c" -c "" 2>/dev/null; then py=$$c; fi; done; \
 	  if [ -z "$$py" ]; then echo "test-pythons: no Python $$v (python$$v or pyenv)"; exit 1; fi; \
-	  echo "== make test on $$($$py --version)"; \
-	  $(MAKE) --no-print-directory test PYTHON=$$py VENV=build/venv-$$v; \
+	  echo "== make $(PYTHONS_TARGET) on $$($$py --version)"; \
+	  $(MAKE) --no-print-directory $(PYTHONS_TARGET) PYTHON=$$py VENV=build/venv-$$v; \
 	done
+
+## test-pythons-fast: `make test-fast` on each of PYTHONS, what a Python or numpy version can
+##      change in about half of make test's time (CI can run make test on one Python and this on
+##      another); test-fast: lint, the unit tests and doctests without the grader's class runs
+##      (tests/grader, test_check_cli, the exercise notebooks in fresh kernels), one sandboxed
+##      `attnlib check` of every solution, and nbval of every lesson and solution
+FAST_SKIP = --ignore=tests/grader --ignore=tests/test_check_cli.py \
+	--ignore=tests/test_exercise_notebooks.py
+test-pythons-fast:
+	$(MAKE) --no-print-directory test-pythons PYTHONS_TARGET=test-fast
+
+test-fast: lint
+	$(BIN)/python -m pytest $(XDIST) -rfEs --durations=5 -m "not alone" $(FAST_SKIP)
+	$(BIN)/python -m pytest -q -rfEs tests/test_check_cli.py -k every_solution_passes
+ifneq ($(strip $(NOTEBOOKS)),)
+	$(BIN)/python -m pytest $(XDIST_NBVAL) -rfEs --durations=5 --nbval --nbval-current-env \
+		--nbval-sanitize-with tests/sanitize.cfg --nbval-cell-timeout=120 $(NOTEBOOKS)
+endif
 
 ## lint: ruff on code and notebooks
 lint: $(STAMP)
