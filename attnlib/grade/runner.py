@@ -61,6 +61,7 @@ PR_SET_PDEATHSIG = 1
 STARTUP_TIMEOUT = 60.0  # seconds for the kernel to answer its first request
 RESEND = 0.5  # seconds before kernel_info is asked again (when no iopub_welcome came)
 POLL = 0.1  # seconds at most between two looks at whether the kernel died
+EXIT_WAIT = 0.5  # seconds a kernel that closed its sockets has to exit by itself
 ANSWER_MIME = "application/vnd.attnlib.answer+json"
 RUNNER_MEMORY = 512 * 2**20  # bytes of address space of the runner itself, plus 8 x the cap
 # ipykernel_launcher without the debugger: ipykernel imports debugpy (pydevd) at every
@@ -784,6 +785,11 @@ def run(job):
     finally:
         steps["cells"] = time.monotonic() - started
         client.stop_channels()
+        if result["stop"] and result["stop"]["reason"] in ("died", "start"):
+            try:  # its own exit status, not the SIGKILL below (a failed start says why)
+                kernel.wait(timeout=EXIT_WAIT)
+            except subprocess.TimeoutExpired:
+                pass
         result["killed"] = kill_all(kernel)
         steps["killed"] = time.monotonic() - started
         uid = (job.get("sandbox") or {}).get("uid")

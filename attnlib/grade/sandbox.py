@@ -187,7 +187,10 @@ class Sandbox:
         opts += ["--size", size, "--perms", "1777", "--tmpfs", "/dev/shm"]
         opts += ["--perms", "0777", "--dir", WORKDIR]
         opts += ["--perms", "0755", "--dir", os.path.dirname(IPC)]
-        opts += ["--size", str(IPC_SIZE), "--perms", "1777", "--tmpfs", IPC]
+        # not sticky: the kernel's uid replaces the connection file bwrap made as root
+        # (ipykernel 6 rewrites it at every start, as jupyter_core's secure_write: remove,
+        # then create 0600; in a sticky folder the remove fails and so does the start)
+        opts += ["--size", str(IPC_SIZE), "--perms", "0777", "--tmpfs", IPC]
         return opts
 
 

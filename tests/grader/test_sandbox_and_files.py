@@ -170,6 +170,33 @@ def test_files_a_kernel_writes_do_not_persist_into_later_kernels_or_the_machine(
     assert {p: digest(p) for p in watched} == before  # and nothing on the machine changed
 
 
+# ipykernel 6 (Colab's 6.17.1 with jupyter_client 6.1.12) writes its connection file again at
+# every start, as this cell does (jupyter_core's secure_write: remove it, create it 0600); in
+# the sandbox that file is bwrap's, made as root: a start that cannot replace it fails
+REWRITE_CONNECTION = f"""\
+from ipykernel.kernelapp import IPKernelApp
+from jupyter_client.connect import write_connection_file
+
+app = IPKernelApp.instance()
+assert app.abs_connection_file == "{sb.IPC}/kernel.json", app.abs_connection_file
+ports = {{f"{{n}}_port": getattr(app, f"{{n}}_port") for n in ("shell", "iopub", "stdin", "control", "hb")}}
+write_connection_file(
+    app.abs_connection_file, ip=app.ip, key=app.session.key, transport=app.transport, **ports
+)
+"""
+
+
+@needs_sandbox
+def test_the_kernel_can_write_its_connection_file_again_as_ipykernel_6_does(tmp_path, capsys):
+    write(tmp_path / "alice" / NB, insert_after_setup(solved(), code(REWRITE_CONNECTION)))
+    status, report = grade_json(capsys, "--require-sandbox", tmp_path / "alice")
+    assert report["sandbox"] is True
+    assert report["cell_errors"] == {}
+    found = rows_of(report, tmp_path / "alice" / NB)
+    assert {e: r["status"] for e, r in found.items()} == dict.fromkeys(IDS, "passed")
+    assert status == 0
+
+
 # ---- limits: wall time and CPU ---------------------------------------------------------------
 
 
