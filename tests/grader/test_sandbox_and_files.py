@@ -197,6 +197,39 @@ def test_the_kernel_can_write_its_connection_file_again_as_ipykernel_6_does(tmp_
     assert status == 0
 
 
+PLANT = """\
+import os
+for folder in (".", os.path.expanduser("~"), "/tmp", "/dev/shm"):
+    with open(os.path.join(folder, "planted_by_a"), "w") as f:
+        f.write("a")
+"""
+LOOK = """\
+import os, glob
+seen = sorted(os.listdir("."))
+planted = [p for p in ("~", "/tmp", "/dev/shm") for p in glob.glob(os.path.expanduser(p) + "/planted*")]
+if seen != [{name!r}] or planted:
+    raise RuntimeError(f"seen {{seen}}, planted {{planted}}")
+"""
+
+
+@needs_sandbox
+@pytest.mark.parametrize("jobs", ["1", "2"])
+def test_a_kernel_started_ahead_sees_only_its_own_notebooks_files(tmp_path, capsys, jobs):
+    """The next notebook's kernel starts while the last is judged and cleaned up: it must
+    start empty and get its own notebook's files only (no classmate's, nothing left)."""
+    names = [f"{LESSON}-{n}.ipynb" for n in range(1, 7)]  # matched by prefix: a name each
+    folders = []
+    for n, name in enumerate(names):
+        nb = insert_after_setup(solved(), code(PLANT if n % 2 == 0 else LOOK.format(name=name)))
+        folders.append(write(tmp_path / f"s{n}" / name, nb).parent)
+    status, report = grade_json(capsys, "-j", jobs, *folders)
+    assert report["sandbox"] is True
+    assert report["cell_errors"] == {}
+    assert {r["status"] for r in report["rows"]} == {"passed"}
+    assert len(report["rows"]) == len(names) * len(IDS)
+    assert sandbox_uid_processes(report["sandbox_uids"]) == []
+
+
 # ---- limits: wall time and CPU ---------------------------------------------------------------
 
 
@@ -210,7 +243,7 @@ def test_the_wall_time_kills_the_whole_sandbox(tmp_path, capsys):
     found = rows_of(report, tmp_path / "sleeper" / NB)
     assert "ran past its 10 s wall time; the sandbox was killed" in found["(notebook)"]["message"]
     assert [r["status"] for e, r in found.items() if e != "(notebook)"] == ["not reached"] * 5
-    assert len(report["sandbox_uids"]) == 2  # -j: the number of cores here
+    assert len(report["sandbox_uids"]) == 2 * 2  # two a slot (the next kernel starts ahead)
     assert sandbox_uid_processes(report["sandbox_uids"]) == []
 
 
