@@ -62,7 +62,7 @@ def clocked(runs):
     return run_in_kernel
 
 
-def run(folders, jobs, sandbox):
+def run(folders, jobs, sandbox, ahead="done"):
     results, runs = [], []
     load = os.getloadavg()[0]
     start = time.perf_counter()
@@ -74,6 +74,7 @@ def run(folders, jobs, sandbox):
             jobs=jobs,
             sandbox=sandbox,
             require_sandbox=sandbox,
+            limits={"ahead": ahead},
             on_result=lambda r, done, total: results.append(r),
         )
     finally:
@@ -121,6 +122,13 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--students", type=int, default=4, help="class size (default 4)")
     parser.add_argument("--rounds", type=int, default=2, help="-j 1 / -j 2 pairs (default 2)")
+    parser.add_argument(
+        "--ahead",
+        choices=("done", "start"),
+        default="done",
+        help="when a slot's next kernel starts: once the cells ran (done, the grader's) "
+        "or as soon as the notebook is sent (start)",
+    )
     args = parser.parse_args(argv)
     print(machine())
     print(f"{args.students} students x {len(list((ROOT / 'solutions').glob('*.ipynb')))} notebooks")
@@ -129,9 +137,9 @@ def main(argv=None):
         rounds = []
         try:
             for n in range(args.rounds):
-                one = run(folders, 1, sandbox=True)
+                one = run(folders, 1, sandbox=True, ahead=args.ahead)
                 print(line(f"round {n + 1}, sandbox -j 1", one), flush=True)
-                two = run(folders, 2, sandbox=True)
+                two = run(folders, 2, sandbox=True, ahead=args.ahead)
                 print(line(f"round {n + 1}, sandbox -j 2", two), flush=True)
                 rounds.append((one, two))
         except grade.GraderError as err:

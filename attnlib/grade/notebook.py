@@ -364,6 +364,9 @@ def run_in_kernel(path, data, sources, limits, sandbox=None, runner=None, on_cel
             process.stdin.close()
         except OSError:  # the runner ended before (its kernel did not start): its result says
             pass
+        if getattr(on_cells_done, "early", False):  # the next kernel starts beside the cells
+            on_cells_done()
+            on_cells_done = None
         try:
             raw, walled = _read_until_exit(process, time.monotonic() + wall, on_cells_done)
         finally:
