@@ -231,4 +231,4 @@ LITE_JOBS ?= 2
 LITE_ALL ?=
 test-lite: lite $(BROWSER_STAMP)
 	$(LITE_OFFLINE) env ATTNLIB_LITE=1 $(if $(LITE_ALL),ATTNLIB_LITE_ALL=1) \
-		$(BIN)/python -m pytest -n $(LITE_JOBS) --durations=10 tests/test_lite.py -v
+		$(BIN)/python -m pytest -n $(LITE_JOBS) --dist worksteal --durations=10 tests/test_lite.py -v

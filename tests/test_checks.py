@@ -154,8 +154,8 @@ def temperature_attention(Q, K, V, T):
 
 
 # 08's proofs, in sympy as a learner writes them
-P_SYM = sp.Matrix(sp.symbols("p_1:4", positive=True))
-V_SYM = sp.Matrix(sp.symbols("v_1:4", real=True))
+P_SYM = sp.Matrix(sp.symbols("p_0:3", positive=True))
+V_SYM = sp.Matrix(sp.symbols("v_0:3", real=True))
 J_SYM = sp.diag(*P_SYM) - P_SYM * P_SYM.T
 _MEAN = sum(p_i * v_i for p_i, v_i in zip(P_SYM, V_SYM, strict=True))
 VARIANCE_FORM = sum(p_i * (v_i - _MEAN) ** 2 for p_i, v_i in zip(P_SYM, V_SYM, strict=True))
@@ -610,8 +610,8 @@ OTHER = [
     ("scaling_fix", lambda Q, K: 1 / 0, "error", "raised ZeroDivisionError"),
     ("heads_multi_query", lambda *a: 1 / 0, "error", "ZeroDivisionError"),
     ("blocked_causal", lambda Q, K, V, b: 1 / 0, "error", "ZeroDivisionError"),
-    ("sqrt_jacobian_row_sums", "p_1 * (1 - p_1)", "error", "a string is not an expression"),
-    ("sqrt_jacobian_psd", sp.Symbol("x") * P_SYM[0], "error", "uses x; it may only use p_1"),
+    ("sqrt_jacobian_row_sums", "p_0 * (1 - p_0)", "error", "a string is not an expression"),
+    ("sqrt_jacobian_psd", sp.Symbol("x") * P_SYM[0], "error", "uses x; it may only use p_0"),
     ("mask_fix_attention", raises, "error", "RuntimeError: oops"),
     ("formula_self_attention", lambda X: X, "error", "raised TypeError"),
     ("softmax_fix_axis", lambda S, d_k: None, "wrong", "returned None"),

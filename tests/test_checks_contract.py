@@ -20,7 +20,7 @@ from attnlib.checkers import lesson_09, lesson_30
 from attnlib.cli import main
 from attnlib.selfcheck import contract, registry
 from attnlib.selfcheck.run import call_cases, expression_function, split_case, with_instructions
-from tests.checker_cases import assert_mistake, assert_passed, verdict
+from tests.checker_cases import ROOT, assert_mistake, assert_passed, verdict
 from tests.grader.conftest import load, src, write
 
 
@@ -96,14 +96,66 @@ def blocked_right(Q, K, V, block_size):
     return _tiles(Q, K, V, block_size)
 
 
+def blocked_per_score(Q, K, V, block_size):
+    """One score at a time, query i against key j: right numbers, no tiles at all."""
+    d_k = Q.shape[1]
+    rows = []
+    for i in range(len(Q)):
+        s = np.array([float(Q[i] @ K[j]) for j in range(i + 1)]) / np.sqrt(d_k)  # (i + 1,)
+        rows.append(_softmax(s) @ V[: i + 1])
+    return np.array(rows)
+
+
+def blocked_by_ones(Q, K, V, block_size):
+    """Tiles of one query by one key, whatever block_size says."""
+    return _tiles(Q, K, V, 1)
+
+
+def _one_tile_then(copy):
+    def escapes(Q, K, V, block_size):
+        _ = Q[:block_size] @ K[:block_size].T  # one honest tile for the log
+        return blocked_per_row(copy(Q), copy(K), V, block_size)  # the rest from copies
+
+    return escapes
+
+
+blocked_tolist = _one_tile_then(lambda M: np.array(M.tolist()))
+blocked_view = _one_tile_then(lambda M: M.view(np.ndarray))
+blocked_array = _one_tile_then(np.array)  # np.array cannot be seen: the missing tiles are
+
+
 def test_blocked_causal_right_tiles_pass():
     assert_passed("blocked_causal", blocked_right)
+
+
+def test_blocked_causal_tiles_from_asarray_are_not_judged_never_wrong():
+    def asarray_first(Q, K, V, block_size):
+        return blocked_right(np.asarray(Q), np.asarray(K), V, block_size)
+
+    feedback = verdict("blocked_causal", asarray_first)
+    assert (feedback.passed, feedback.status) == (False, "error"), feedback.message
+    assert "not judged" in feedback.message, feedback.message
 
 
 @pytest.mark.parametrize(
     ("answer", "phrase"),
     [
-        (blocked_per_row, "more than one block of block_size"),
+        (blocked_per_score, "part of a tile"),
+        (blocked_by_ones, "part of a tile"),
+        (blocked_tolist, "cannot follow"),
+        (blocked_view, "cannot follow"),
+        (blocked_array, "never computes the tile of queries 3..5 against keys 0..2"),
+    ],
+    ids=["per_score", "tiles_of_one", "tolist", "view", "np_array"],
+)
+def test_blocked_causal_needs_every_visible_tile_whole_from_q_and_k(answer, phrase):
+    assert_wrong("blocked_causal", answer, phrase)
+
+
+@pytest.mark.parametrize(
+    ("answer", "phrase"),
+    [
+        (blocked_per_row, "part of a tile"),
         (blocked_after_full_scores, "a hidden block"),
         (blocked_where, "a hidden block"),
         (blocked_hidden_scores, "a hidden block"),
@@ -127,7 +179,7 @@ def test_blocked_causal_peak_memory_alone_refuses_the_n_by_n_table():
     detail = memory.check({"peak": True}, args, records[0], "on inputs n = 1024")
     assert detail is not None and "never build the n x n matrix" in detail
     assert records[0]["peak"] > 8 * 1024 * 1024  # the 1024 x 1024 scores were measured
-    assert_wrong("blocked_causal", full_then_asarray, "could not follow")
+    assert_wrong("blocked_causal", full_then_asarray, "never build the n x n matrix")
 
 
 def test_a_tracked_input_logs_products_through_views_copies_and_dot():
@@ -149,7 +201,9 @@ def decode_full_causal(Q, K, V):
     return attention(Q, K, V, mask=causal_mask(len(Q)))[0]
 
 
-def ring_windowed_attention(Q, K, V, w):
+def ring_windowed_attention(steps, w, d_k, d_v):
+    """Every step kept, then windowed attention with a band mask: an (n, n) table."""
+    Q, K, V = (np.array(rows) for rows in zip(*steps, strict=True))
     n = len(Q)
     i, j = np.arange(n)[:, None], np.arange(n)[None, :]
     return attention(Q, K, V, mask=(j <= i) & (j > i - w))[0]
@@ -191,22 +245,71 @@ def test_an_n_by_n_table_breaks_the_memory_bound(exercise_id, answer, phrase):
 
 
 def test_the_memory_case_is_too_small_for_the_table_and_large_for_the_answer():
-    for exercise_id in ("blocked_causal", "kv_decode", "window_ring_decode", "flash_backward"):
+    for exercise_id in ("blocked_causal", "kv_decode", "flash_backward"):
         exercise = registry.get(exercise_id)
         (memory,) = [c for c in exercise.constraints if isinstance(c, contract.PeakMemory)]
         for args in memory.cases:
             n_q, n_k = len(args[0]), len(args[2])
             assert memory.bound(*args) < 8 * n_q * n_k, exercise_id  # a float64 table: no
+    exercise = registry.get("window_ring_decode")
+    (memory,) = [c for c in exercise.constraints if isinstance(c, contract.PeakMemory)]
+    for case in memory.cases:  # every key kept: no
+        Q, K, V, w, d_k, d_v = split_case(case)[1]
+        assert K.shape == (len(Q), d_k) and memory.bound(Q, K, V, w, d_k, d_v) < K.nbytes
 
 
-def test_a_function_that_stops_tracemalloc_cannot_pass_the_memory_case():
-    import tracemalloc
+# ---- window_ring_decode: its tokens arrive one step at a time ----------------------------------
+def ring_by_slices(steps, w, d_k, d_v):
+    """The quoted hole, as a stream allows it: no way back into K but through steps[...]."""
+    return np.array(
+        [_softmax(steps[t - w + 1 : t + 1][1] @ q) for t, (q, _, _) in enumerate(steps)]
+    )
 
-    def hides(Q, K, V):
-        tracemalloc.stop()
-        return decode_full_causal(Q, K, V)
 
-    assert_wrong("kv_decode", hides, "could not be measured")
+def ring_full_cache(steps, w, d_k, d_v):
+    """Grow a cache of every key, attend over the last w."""
+    K_cache, V_cache, rows = np.zeros((0, d_k)), np.zeros((0, d_v)), []
+    for q, k, v in steps:
+        K_cache, V_cache = np.vstack([K_cache, k]), np.vstack([V_cache, v])  # (t + 1, d)
+        rows.append(_softmax(K_cache[-w:] @ q / np.sqrt(d_k)) @ V_cache[-w:])
+    return np.array(rows)
+
+
+def ring_deque_of_every_key(steps, w, d_k, d_v):
+    """A deque that keeps every key it was handed (no maxlen), attending over the last w."""
+    from collections import deque
+
+    keys, values, rows = deque(), deque(), []
+    for q, k, v in steps:
+        keys.append(k)
+        values.append(v)
+        K_w, V_w = np.array(list(keys)[-w:]), np.array(list(values)[-w:])  # (w, d_k), (w, d_v)
+        rows.append(_softmax(K_w @ q / np.sqrt(d_k)) @ V_w)
+    return np.array(rows)
+
+
+@pytest.mark.parametrize("answer", [ring_full_cache, ring_deque_of_every_key])
+def test_a_decoder_that_keeps_every_key_breaks_the_ring_bound(answer):
+    assert_wrong("window_ring_decode", answer, "keep no more than w keys", "peak memory")
+
+
+def test_a_decoder_cannot_slice_the_keys_of_earlier_steps():
+    feedback = verdict("window_ring_decode", ring_by_slices)
+    assert (feedback.passed, feedback.status) == (False, "error"), feedback.message
+    assert "not subscriptable" in feedback.message, feedback.message
+
+
+def test_the_stream_hands_each_step_a_fresh_copy_once():
+    def look(steps, w, d_k, d_v):
+        first = [
+            [*map(float, q), *map(float, k), *map(float, v), k.base is None] for q, k, v in steps
+        ]
+        return first, len(list(steps))  # the rows, each a copy (no base); a second pass: none
+
+    Q, K, V = (np.arange(6.0).reshape(3, 2) + shift for shift in (0, 10, 20))
+    (record,) = call_cases(look, [with_instructions((Q, K, V, 2, 2, 2), stream=3)])
+    rows, again = record["ok"]
+    assert rows == [[*Q[t], *K[t], *V[t], True] for t in range(3)] and again == 0
 
 
 # ---- domain: unsorted vocabularies, non-integer tables; result types --------------------------
@@ -319,9 +422,80 @@ def test_gqa_batch_true_division_is_named():
     assert_mistake("gqa_batch", (44 / per_sequence, with_64), "partial_sequence")
 
 
+@pytest.mark.parametrize("answer", [(35.000001, 4), (35, 4 + 1e-7)])
+def test_gqa_batch_is_judged_exactly(answer):
+    with_8, with_64 = registry.get("gqa_batch").expected
+    assert abs(answer[0] - with_8) < 1e-5 and abs(answer[1] - with_64) < 1e-5  # near, not equal
+    assert_wrong("gqa_batch", answer, "a whole number of sequences each (exactly)")
+    assert_passed("gqa_batch", (float(with_8), float(with_64)))
+
+
+# ---- memory hidden from tracemalloc: mmap, np.memmap -----------------------------------------
+def _mapped(shape):
+    """A float64 table in an anonymous mmap: memory tracemalloc does not trace."""
+    import mmap
+
+    return np.frombuffer(mmap.mmap(-1, 8 * shape[0] * shape[1]), dtype=np.float64).reshape(shape)
+
+
+def decode_in_mmap(Q, K, V):
+    n, d_k = Q.shape
+    S = _mapped((n, n))  # the n x n scores
+    np.matmul(Q, K.T, out=S)
+    S /= np.sqrt(d_k)
+    for i in range(n):
+        S[i, i + 1 :] = -np.inf
+    return _softmax_in_place(S) @ V
+
+
+def _softmax_in_place(S):
+    S -= S.max(axis=1, keepdims=True)
+    np.exp(S, out=S)
+    S /= S.sum(axis=1, keepdims=True)
+    return S
+
+
+def decode_in_memmap(Q, K, V):
+    import tempfile
+
+    with tempfile.TemporaryFile() as file:
+        S = np.memmap(file, dtype=np.float64, mode="w+", shape=(len(Q), len(K)))
+        np.matmul(Q, K.T, out=S)
+        S /= np.sqrt(Q.shape[1])
+        for i in range(len(Q)):
+            S[i, i + 1 :] = -np.inf
+        return np.asarray(_softmax_in_place(S) @ V)
+
+
+def backward_in_mmap(Q, K, V, output, L, dOutput, block_size):
+    d_k = Q.shape[1]
+    P, dS = _mapped((len(Q), len(K))), _mapped((len(Q), len(K)))
+    np.matmul(Q, K.T, out=P)
+    P /= np.sqrt(d_k)
+    P -= L[:, None]
+    np.exp(P, out=P)  # the (n_q, n_k) weights
+    np.matmul(dOutput, V.T, out=dS)
+    dS -= (dOutput * output).sum(axis=1, keepdims=True)
+    dS *= P
+    return dS @ K / np.sqrt(d_k), dS.T @ Q / np.sqrt(d_k), P.T @ dOutput
+
+
+@pytest.mark.parametrize(
+    ("exercise_id", "answer", "phrase"),
+    [
+        ("kv_decode", decode_in_mmap, "do not build an n x n table"),
+        ("kv_decode", decode_in_memmap, "do not build an n x n table"),
+        ("flash_backward", backward_in_mmap, "never build the (n_q, n_k) weights"),
+    ],
+    ids=["kv_mmap", "kv_memmap", "flash_mmap"],
+)
+def test_a_table_hidden_in_mmap_breaks_the_resident_bound(exercise_id, answer, phrase):
+    assert_wrong(exercise_id, answer, "resident memory grew", "mmap", phrase)
+
+
 # ---- proofs: many points, nan never a pass ---------------------------------------------------
-P = sp.symbols("p_1 p_2 p_3", positive=True)
-V_ = sp.symbols("v_1 v_2 v_3", real=True)
+P = sp.symbols("p_0 p_1 p_2", positive=True)
+V_ = sp.symbols("v_0 v_1 v_2", real=True)
 
 
 def test_psd_quadratic_plus_a_square_of_the_constraint_is_wrong():
@@ -438,6 +612,60 @@ def decode(Q, K, V):
 check("kv_decode", decode)
 """
 
+RING_FULL_CACHE = """
+def ring_decode(steps, w, d_k, d_v):
+    K_cache, V_cache, rows = np.zeros((0, d_k)), np.zeros((0, d_v)), []
+    for q, k, v in steps:
+        K_cache, V_cache = np.vstack([K_cache, k]), np.vstack([V_cache, v])
+        s = K_cache[-w:] @ q / np.sqrt(d_k)
+        e = np.exp(s - s.max())
+        rows.append(e / e.sum() @ V_cache[-w:])
+    return np.array(rows)
+
+
+check("window_ring_decode", ring_decode)
+"""
+
+BACKWARD_MMAP = """
+import mmap
+
+
+def flash_backward(Q, K, V, output, L, dOutput, block_size):
+    d_k = Q.shape[1]
+    P, dS = (np.frombuffer(mmap.mmap(-1, 8 * len(Q) * len(K))).reshape(len(Q), -1) for _ in "PS")
+    np.matmul(Q, K.T, out=P)
+    P /= np.sqrt(d_k)
+    P -= L[:, None]
+    np.exp(P, out=P)
+    np.matmul(dOutput, V.T, out=dS)
+    dS -= (dOutput * output).sum(axis=1, keepdims=True)
+    dS *= P
+    return dS @ K / np.sqrt(d_k), dS.T @ Q / np.sqrt(d_k), P.T @ dOutput
+
+
+check("flash_backward", flash_backward)
+"""
+
+GQA_NEARLY_WHOLE = """
+with_8, with_64 = 35.000001, 4
+check("gqa_batch", (with_8, with_64))
+"""
+
+BLOCKED_TOLIST = """
+def causal_blocked_attention(Q, K, V, block_size):
+    _ = Q[:block_size] @ K[:block_size].T
+    Q, K = np.array(Q.tolist()), np.array(K.tolist())
+    rows = []
+    for i in range(len(Q)):
+        s = K[: i + 1] @ Q[i] / np.sqrt(Q.shape[1])
+        e = np.exp(s - s.max())
+        rows.append(e / e.sum() @ V[: i + 1])
+    return np.array(rows)
+
+
+check("blocked_causal", causal_blocked_attention)
+"""
+
 PADDING_INT = """
 def padding_mask(lengths, n_k):
     return (np.arange(n_k)[None, :] < np.asarray(lengths)[:, None])[:, None, :].astype(int)
@@ -460,17 +688,41 @@ def test_attnlib_check_judges_the_constraints_as_self_check_does(tmp_path, capsy
         write(
             tmp_path / "10_masking.ipynb", _notebook_with("10_masking", "mask_padding", PADDING_INT)
         ),
+        write(
+            tmp_path / "26_grouped_query_attention.ipynb",
+            _notebook_with("26_grouped_query_attention", "gqa_batch", GQA_NEARLY_WHOLE),
+        ),
+        write(
+            tmp_path / "29_flash_attention.ipynb",
+            _notebook_with("29_flash_attention", "flash_backward", BACKWARD_MMAP),
+        ),
+        write(
+            tmp_path / "28_sliding_window_attention.ipynb",
+            _notebook_with("28_sliding_window_attention", "window_ring_decode", RING_FULL_CACHE),
+        ),
     ]
     assert main(["check", "--json", "-q", *map(str, paths)]) == 1
     rows = {row["exercise"]: row for row in json.loads(capsys.readouterr().out)["rows"]}
     expected = {
-        "blocked_causal": "more than one block of block_size",
+        "blocked_causal": "part of a tile",
         "kv_decode": "do not build an n x n table",
         "mask_padding": "a boolean array",
+        "window_ring_decode": "keep no more than w keys",
+        "flash_backward": "resident memory grew",
+        "gqa_batch": "a whole number of sequences each (exactly)",
     }
     for exercise_id, phrase in expected.items():
         assert rows[exercise_id]["status"] == "wrong", rows[exercise_id]
         assert phrase in rows[exercise_id]["message"], rows[exercise_id]
+
+
+def test_attnlib_check_refuses_a_tolist_escape_as_self_check_does(tmp_path, capsys):
+    nb = _notebook_with("22_cost_and_memory", "blocked_causal", BLOCKED_TOLIST)
+    path = write(tmp_path / "22_cost_and_memory.ipynb", nb)
+    assert main(["check", "--json", "-q", str(path)]) == 1
+    rows = {row["exercise"]: row for row in json.loads(capsys.readouterr().out)["rows"]}
+    assert rows["blocked_causal"]["status"] == "wrong", rows["blocked_causal"]
+    assert "cannot follow" in rows["blocked_causal"]["message"], rows["blocked_causal"]
 
 
 @pytest.mark.parametrize("pad", ["power above 8", "erf", "atan"])
@@ -535,3 +787,22 @@ def test_softmax_any_number_of_axes_means_3d_and_4d_cases():
     shapes = [split_case(c)[1][0].shape for c in registry.get("softmax").cases]
     assert {3, 4} <= {len(s) for s in shapes}
     assert_wrong("softmax", softmax_along_axis_1, "differs")
+
+
+def test_saturation_exercises_count_the_weights_as_lesson_09_does():
+    import re
+
+    def indices(text):
+        return {int(i) for i in re.findall(r"\b[pv]_\{?(\d)", text)}
+
+    lesson = (ROOT / "notebooks" / "09_saturation.ipynb").read_text(encoding="utf-8")
+    exercises = (ROOT / "solutions" / "09_saturation.ipynb").read_text(encoding="utf-8")
+    words = [exercises] + [
+        " ".join([*e.hints, e.solution_text(), getattr(e.exactness, "text", "")])
+        for e in lesson_09.EXERCISES
+    ]
+    assert min(indices(lesson)) == 0
+    for text in words:
+        assert indices(text) <= {0, 1, 2}, text[:200]
+    for e in lesson_09.EXERCISES:
+        assert not e.arg_names or e.arg_names[0] == "p_0"

@@ -16,39 +16,59 @@ def softmax(x):
     return e / e.sum()
 
 
-def ring_decode(Q, K, V, w, slot_of=lambda t, w: t % w, size=None, write_first=True, scaled=True):
-    """A ring decoder as a loop; the switches make the learner's slips."""
+def ring_decode(steps, w, d_k, d_v, slot_of=lambda t, w: t % w, size=None, write_first=True,
+                scaled=True):  # fmt: skip
+    """A ring decoder as a loop over the stream of (q, k, v); the switches make the slips."""
     size = w if size is None else size
-    d_k = Q.shape[-1]
-    K_slots, V_slots, used, rows = np.zeros((size, d_k)), np.zeros((size, V.shape[1])), [], []
+    K_slots, V_slots, used, rows = np.zeros((size, d_k)), np.zeros((size, d_v)), [], []
 
-    def write(t):
+    def write(t, k, v):
         slot = slot_of(t, w)
-        K_slots[slot], V_slots[slot] = K[t], V[t]
+        K_slots[slot], V_slots[slot] = k, v
         if slot not in used:
             used.append(slot)
 
-    for t in range(len(Q)):
+    for t, (q, k, v) in enumerate(steps):
         if write_first:
-            write(t)
+            write(t, k, v)
         if used:
-            scores = K_slots[used] @ Q[t] / (np.sqrt(d_k) if scaled else 1.0)
+            scores = K_slots[used] @ q / (np.sqrt(d_k) if scaled else 1.0)
             rows.append(softmax(scores) @ V_slots[used])
         else:  # over an empty ring the slip blends nothing
-            rows.append(np.zeros(V.shape[1]))
+            rows.append(np.zeros(d_v))
         if not write_first:
-            write(t)
+            write(t, k, v)
     return np.array(rows)
 
 
-def ring_decode_with_attnlib(Q, K, V, w):  # the other right answer: attnlib's ring, own softmax
+def ring_decode_with_attnlib(steps, w, d_k, d_v):  # another right answer: attnlib's ring
     import attnlib
 
-    ring = attnlib.RingKVCache(w, K.shape[-1], V.shape[-1])
+    ring = attnlib.RingKVCache(w, d_k, d_v)
     rows = []
-    for t in range(len(Q)):
-        ring.append(K[t], V[t])
-        rows.append(softmax(ring.keys @ Q[t] / np.sqrt(Q.shape[-1])) @ ring.values)
+    for q, k, v in steps:
+        ring.append(k, v)
+        rows.append(softmax(ring.keys @ q / np.sqrt(d_k)) @ ring.values)
+    return np.array(rows)
+
+
+def ring_decode_with_a_deque(steps, w, d_k, d_v):  # deque(maxlen=w) keeps at most w keys
+    from collections import deque
+
+    keys, values, rows = deque(maxlen=w), deque(maxlen=w), []
+    for q, k, v in steps:
+        keys.append(k)
+        values.append(v)
+        rows.append(softmax(np.array(keys) @ q / np.sqrt(d_k)) @ np.array(values))
+    return np.array(rows)
+
+
+def decode_every_key(steps, w, d_k, d_v):  # a cache that keeps every key: no window
+    keys, values, rows = [], [], []
+    for q, k, v in steps:
+        keys.append(k)
+        values.append(v)
+        rows.append(softmax(np.array(keys) @ q / np.sqrt(d_k)) @ np.array(values))
     return np.array(rows)
 
 
@@ -82,6 +102,7 @@ U3, U9 = np.exp(3.0), np.exp(9.0)
         ("window_by_hand", (np.array(MASK_ALONE, dtype=bool), (0.01, 0.99, 0))),  # by hand
         ("window_ring_decode", ring_decode),
         ("window_ring_decode", ring_decode_with_attnlib),
+        ("window_ring_decode", ring_decode_with_a_deque),
         ("window_ring_slots", [8, 9, 6, 7]),
         ("window_fix_alignment", window_mask),
         ("window_count_alone", COUNT),
@@ -102,27 +123,25 @@ def test_right_answers_pass(exercise_id, answer):
         ("window_by_hand", (MASK_ALONE, (U3 / (U3 + U9), U9 / (U3 + U9), 0)), "unscaled"),
         (
             "window_ring_decode",
-            lambda Q, K, V, w: ring_decode(Q, K, V, w, slot_of=lambda t, w: min(t, w - 1)),
+            lambda s, w, d_k, d_v: ring_decode(s, w, d_k, d_v, slot_of=lambda t, w: min(t, w - 1)),
             "ring_overwrites_newest",
         ),
         (
             "window_ring_decode",
-            lambda Q, K, V, w: ring_decode(Q, K, V, w, lambda t, w: t % (w + 1), size=w + 1),
+            lambda s, w, d_k, d_v: ring_decode(
+                s, w, d_k, d_v, lambda t, w: t % (w + 1), size=w + 1
+            ),
             "window_off_by_one",
         ),
-        (  # a cache that keeps every key: plain causal decoding, no window
-            "window_ring_decode",
-            lambda Q, K, V, w: ring_decode(Q, K, V, w, slot_of=lambda t, w: t, size=len(Q)),
-            "window_forgotten",
-        ),
+        ("window_ring_decode", decode_every_key, "window_forgotten"),
         (
             "window_ring_decode",
-            lambda Q, K, V, w: ring_decode(Q, K, V, w, write_first=False),
+            lambda s, w, d_k, d_v: ring_decode(s, w, d_k, d_v, write_first=False),
             "kv_cache_append_after",
         ),
         (
             "window_ring_decode",
-            lambda Q, K, V, w: ring_decode(Q, K, V, w, scaled=False),
+            lambda s, w, d_k, d_v: ring_decode(s, w, d_k, d_v, scaled=False),
             "unscaled",
         ),
         ("window_ring_slots", [0, 1, 2, 9], "ring_overwrites_newest"),
@@ -156,7 +175,7 @@ def test_named_mistakes_are_recognised(exercise_id, answer, code):
     "exercise_id, answer",
     [
         ("window_by_hand", (..., ...)),
-        ("window_ring_decode", lambda Q, K, V, w: ...),
+        ("window_ring_decode", lambda steps, w, d_k, d_v: ...),
         ("window_ring_slots", ...),
         ("window_fix_alignment", lambda n_q, n_k, w: ...),
         ("window_count_alone", ...),
@@ -167,7 +186,7 @@ def test_unfilled_cells_are_not_attempted(exercise_id, answer):
 
 
 def test_an_unnamed_slip_is_wrong_without_a_code():
-    feedback = verdict("window_ring_decode", lambda Q, K, V, w: ring_decode(Q, K, V, w) * 2)
+    feedback = verdict("window_ring_decode", lambda *args: ring_decode(*args) * 2)
     assert (feedback.status, feedback.mistake) == ("wrong", None), feedback.message
     feedback = verdict("window_ring_slots", [9, 8, 7, 6])
     assert (feedback.status, feedback.mistake) == ("wrong", None), feedback.message

@@ -12,7 +12,7 @@ import re
 import numpy as np
 import pytest
 
-from attnlib.selfcheck import MISTAKES, check, registry
+from attnlib.selfcheck import MISTAKES, check, contract, registry
 from attnlib.selfcheck.exercise import Exercise
 from tests.checker_cases import ROOT, check_cells
 
@@ -60,7 +60,20 @@ def declared_mistakes(exercise):
                 answer[position] = value
                 found.append((code, tuple(answer)))
         return found
+    streams = [rule.count for rule in exercise.constraints if isinstance(rule, contract.Stream)]
+    if streams:  # the answer takes a stream of rows; the mistake, the arrays
+        return [(code, _from_stream(value, *streams)) for code, value in exercise.mistakes]
     return [(code, value) for code, value in exercise.mistakes if value is not None]
+
+
+def _from_stream(mistake, count):
+    """An answer that gathers its stream of rows into arrays and makes ``mistake``."""
+
+    def answer(steps, *rest):
+        arrays = [np.array(rows) for rows in zip(*steps, strict=True)]
+        return mistake(*arrays, *rest)
+
+    return answer
 
 
 MISTAKE_CASES = [

@@ -125,6 +125,7 @@ class Visit:
     def open(self, base, path):
         self.page.goto(page_url(base, path))
         self.page.wait_for_selector(".jp-NotebookPanel .jp-Notebook .jp-Cell")
+        start_kernel(self.page)
         self.page.wait_for_selector(IDLE)  # keys pressed before this are lost
 
     def close(self):
@@ -155,6 +156,30 @@ def visit(browser, request):
     v = Visit(browser)
     yield v
     v.keep(request.node.name.replace("/", "_").replace("[", "_").rstrip("]"))
+
+
+# The notebook's kernel, or JupyterLab's "Select Kernel" dialog. JupyterLab picks the kernel
+# from the list of kernels, and when the page opens the notebook before that list has loaded
+# (a loaded machine) it asks instead, with Python (Pyodide) already chosen; a Run All then
+# waits on the dialog for ever. The learner clicks Select; so does the test.
+KERNEL_OR_DIALOG = """() => {
+  const dialog = document.querySelector('.jp-Dialog');
+  if (dialog) return dialog.innerText.includes('Select Kernel') ? 'dialog' : null;
+  const widget = window.jupyterapp && window.jupyterapp.shell.currentWidget;
+  const session = widget && widget.sessionContext && widget.sessionContext.session;
+  return session && session.kernel && session.kernel.status === 'idle' ? 'kernel' : null; }"""
+
+
+def start_kernel(page):
+    """Wait for the notebook's kernel to be idle, choosing it in the dialog if JupyterLab
+    asks; returns what was seen ('kernel' or 'dialog')."""
+    page.wait_for_function("() => window.jupyterapp && window.jupyterapp.shell")
+    seen = page.wait_for_function(KERNEL_OR_DIALOG).json_value()
+    if seen == "dialog":
+        page.locator(".jp-Dialog .jp-Dialog-button.jp-mod-accept").click()
+        page.wait_for_selector(".jp-Dialog", state="detached")
+        page.wait_for_function(KERNEL_OR_DIALOG.replace("'dialog'", "null"))
+    return seen
 
 
 def menu(page, top, item):
@@ -305,6 +330,20 @@ def test_a_reload_reopens_the_notebook_the_learner_was_on(site, visit):
     )
     assert "04_scaling.ipynb" in open_tabs(page) and "Launcher" not in open_tabs(page)
     assert visit.errors == []
+
+
+def test_the_select_kernel_dialog_is_answered_as_a_learner_would(site, visit):
+    """The dialog JupyterLab shows when it cannot pick the kernel itself, opened on purpose
+    (Kernel > Change Kernel): ``start_kernel`` chooses the preselected Python (Pyodide) and the
+    notebook runs."""
+    page = visit.page
+    visit.open(site, "notebooks/01_words_to_vectors.ipynb")
+    page.evaluate("() => { window.jupyterapp.commands.execute('notebook:change-kernel'); }")
+    page.wait_for_selector(".jp-Dialog")
+    assert start_kernel(page) == "dialog"
+    assert run_all(page) == "ran"
+    assert page.locator(".jp-Dialog").count() == 0
+    visit.close()
 
 
 def answer(page, cell, source):

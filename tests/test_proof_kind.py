@@ -63,14 +63,14 @@ def test_the_judge_takes_numbers_only():
     assert feedback.passed, feedback.message
     # the expression itself, or a string, is not data the judge evaluates
     assert not exercise.judge(exercise.expected).passed
-    assert not exercise.judge("p_1*(1 - p_1 - p_2 - p_3)").passed
+    assert not exercise.judge("p_0*(1 - p_0 - p_1 - p_2)").passed
 
 
 def test_check_messages_speak_of_an_expression():
     feedback = check("sqrt_jacobian_row_sums", sp.Symbol("x"), quiet=True)
     assert feedback.status == "error"
     assert "your expression raised NameError" in feedback.message
-    assert "at p_1 = 0.2, p_2 = 0.3, p_3 = 0.1" in feedback.message
+    assert "at p_0 = 0.2, p_1 = 0.3, p_2 = 0.1" in feedback.message
 
 
 def test_the_grader_evaluates_the_expression_in_the_kernel(tmp_path):
@@ -80,7 +80,7 @@ def test_the_grader_evaluates_the_expression_in_the_kernel(tmp_path):
     exercise = registry.get("sqrt_jacobian_psd")
     package = strip_package(tmp_path, registry)  # what a graded kernel imports
     spec = json.loads((tmp_path / "attnlib/selfcheck/grading.json").read_text())["exercises"]
-    assert spec[exercise.id]["arg_names"] == ["p_1", "p_2", "p_3", "v_1", "v_2", "v_3"]
+    assert spec[exercise.id]["arg_names"] == ["p_0", "p_1", "p_2", "v_0", "v_1", "v_2"]
     assert not (tmp_path / "attnlib/selfcheck/registry.py").exists() and package
     cases = wire.decode(spec[exercise.id]["cases"])
     data = record.answer_data("proof", cases, spec[exercise.id]["arg_names"], exercise.expected)

@@ -32,7 +32,10 @@ MEASURED = {
     "blending_values": (18, 20),
     "the_whole_formula": (25, 25),
     # 08 split in two after a reader took 45 + 35; both halves re-timed 2026-12-05
-    "why_sqrt_dk": (32, 14),
+    # why_sqrt_dk's, rotary_in_practice's and latent_attention's exercises: each notebook timed
+    # whole with its new exercise (sqrt_product_of_averages, alibi_slopes_by_hand, mla_by_hand
+    # and mla_absorbed_scores), 2026-12-05, by a reader who did not write them
+    "why_sqrt_dk": (32, 20),
     "saturation": (30, 24),
     "masking": (33, 16),
     "masks_in_practice": (27, 15),
@@ -41,7 +44,7 @@ MEASURED = {
     "order_and_positions": (29, 23),
     # 13 split in two after a reader took 36 + 33; both halves re-timed 2026-12-05
     "rotary_positions": (29, 15),
-    "rotary_in_practice": (21, 17),
+    "rotary_in_practice": (21, 24),
     # 14 re-timed 2026-12-05 after its trim (a numpy box, a memory drawing and a fourth bug-zoo row
     # had put it near 41 minutes): the reader's minutes
     "multi_head_and_cross_attention": (35, 26),
@@ -54,19 +57,19 @@ MEASURED = {
     "gradients": (26, 20),
     "attention_backward": (35, 25),
     # weight_gradients and training_an_attention_head: the two halves of the old
-    # training_an_attention_head (timed 42 + 30), split after that reading; these minutes are
-    # that reader's section-by-section times of the unsplit lesson, summed per part
-    # (up to "Multi-head: dW_O" and from the copy task on), not yet a fresh timing of each
-    "weight_gradients": (22, 15),
-    "training_an_attention_head": (20, 20),
+    # training_an_attention_head (timed 42 + 30), split after that reading; each lesson and its
+    # exercises (with the new untrained_key_row) timed 2026-12-05 by a reader who did not
+    # write them, after the fixes of that reading
+    "weight_gradients": (30, 18),
+    "training_an_attention_head": (31, 20),
     "cost_and_memory": (35, 25),  # re-timed 2026-12-05 after its trim
     "precision": (33, 22),
     "checking_against_a_framework": (32, 18),
     "decoding_with_a_kv_cache": (27, 20),
     # 22 split in two (its latent-attention half read as a second lesson), both re-timed 2026-12-05;
-    # latent_attention's exercise (mla_cache) still sits in grouped_query_attention's notebook
+    # latent_attention's exercises (mla_cache and the two new ones) sit in its own notebook
     "grouped_query_attention": (24, 18),
-    "latent_attention": (22, 4),
+    "latent_attention": (22, 20),
     "flash_attention": (27, 30),
     "tiny_gpt": (35, 25),  # re-timed 2026-12-05 after its ablation section and trim
 }

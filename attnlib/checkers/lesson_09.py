@@ -14,10 +14,10 @@ from ..selfcheck.judge import check_expression, check_function, passed, wrong
 from ..selfcheck.run import expression_function
 
 # ---- sqrt_jacobian_row_sums: J 1 with the weights left free, then use sum p = 1 ----------
-P_NAMES = ("p_1", "p_2", "p_3")
+P_NAMES = ("p_0", "p_1", "p_2")
 _p = sp.Matrix(sp.symbols(P_NAMES, positive=True))  # (3, 1), free: they need not sum to 1
 _J = sp.diag(*_p) - _p * _p.T  # diag(p) - p p^T, (3, 3)
-ROW_SUMS = _J * sp.ones(3, 1)  # (3, 1): row i sums to p_i (1 - (p_1 + p_2 + p_3))
+ROW_SUMS = _J * sp.ones(3, 1)  # (3, 1): row i sums to p_i (1 - (p_0 + p_1 + p_2))
 ROW_SUM_POINTS = [  # mostly off the simplex, where a sum that is already 0 shows
     (0.2, 0.3, 0.1),
     (1.0, 2.0, 3.0),
@@ -40,8 +40,8 @@ SQRT_JACOBIAN_ROW_SUMS = Exercise(
         "p's), which is 0 on the simplex.",
     ],
     solution=(
-        "J = sp.diag(*p) - p * p.T  # (3, 3), p_1, p_2, p_3 still free\n"
-        "row_sums = (J * sp.ones(3, 1)).applyfunc(sp.factor)  # row i: p_i (1 - p_1 - p_2 - p_3)"
+        "J = sp.diag(*p) - p * p.T  # (3, 3), p_0, p_1, p_2 still free\n"
+        "row_sums = (J * sp.ones(3, 1)).applyfunc(sp.factor)  # row i: p_i (1 - p_0 - p_1 - p_2)"
     ),
     expected=ROW_SUMS,
     mistakes={
@@ -93,7 +93,7 @@ SQRT_PREDICT_DIVIDE_BY_D_K = Exercise(
 
 
 # ---- sqrt_jacobian_psd: v^T J v as a sum of squares with weights p ------------------------
-PSD_NAMES = ("p_1", "p_2", "p_3", "v_1", "v_2", "v_3")
+PSD_NAMES = ("p_0", "p_1", "p_2", "v_0", "v_1", "v_2")
 _v = sp.Matrix(sp.symbols(PSD_NAMES[3:], real=True))  # (3, 1)
 _m = (_p.T * _v)[0]  # the p-weighted mean of v's entries
 QUADRATIC = (_v.T * _J * _v)[0]  # v^T J v, equal to the sum below when p sums to 1
@@ -110,14 +110,14 @@ _OFF = [  # p >= 0 that does not sum to 1: where v^T J v itself can be negative
     (0.3, 0.2, 0.1, 3.0, 1.0, 2.0),
 ]
 # p sums to 1 but one weight is negative: no softmax gives these, yet a formula made of sums
-# and products equals v^T J v here too (it does on the whole plane p_1 + p_2 + p_3 = 1), and
+# and products equals v^T J v here too (it does on the whole plane p_0 + p_1 + p_2 = 1), and
 # v^T J v is negative. An answer that forces its sign (Abs, Max, Piecewise, ...) is not.
 _PLANE = [
     (-0.5, 1.0, 0.5, 1.0, 0.0, 0.0),  # v^T J v = -0.75
     (1.5, -1.0, 0.5, 0.0, 2.0, 1.0),  # v^T J v = -5.75
 ]
 # many more points, seeded: weights on the simplex, weights >= 0 off it at several scales
-# (p = (1.5, 0, 0), v = (1, 0, 0) first: v^T J v + 2 (p_1 + p_2 + p_3 - 1)^2 is -0.25 there)
+# (p = (1.5, 0, 0), v = (1, 0, 0) first: v^T J v + 2 (p_0 + p_1 + p_2 - 1)^2 is -0.25 there)
 _rng_psd = np.random.default_rng(83)
 _ON += [
     tuple(np.concatenate([_rng_psd.dirichlet(np.ones(3)), 2 * _rng_psd.normal(size=3)]).tolist())
@@ -193,10 +193,10 @@ SQRT_JACOBIAN_PSD = Exercise(
     rule=_psd_verdict,
     # and as a formula: v^T J v where p sums to 1, >= 0 by its form (p_i >= 0, squares)
     exactness=Symbolic(
-        "v^T J v where p_1 + p_2 + p_3 = 1",
+        "v^T J v where p_0 + p_1 + p_2 = 1",
         tuple((name, {"nonnegative": True}) for name in PSD_NAMES[:3])
         + tuple((name, {"real": True}) for name in PSD_NAMES[3:]),
-        on=lambda s: {s["p_3"]: 1 - s["p_1"] - s["p_2"]},
+        on=lambda s: {s["p_2"]: 1 - s["p_0"] - s["p_1"]},
         nonnegative=True,
     ),
 )

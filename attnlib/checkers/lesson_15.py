@@ -1,7 +1,7 @@
 """Checkers for lesson 15, rotary in practice: layouts, long context and ALiBi.
 
 Ids: ``rope_fix_halves`` (find the bug: the half layout with angles laid out for the
-interleaved one), ``alibi_slopes_by_hand`` (by hand: the slopes of heads 0 and 7 of 8),
+interleaved one), ``alibi_slopes_by_hand`` (by hand: the slopes of heads 0 and 2 of 4),
 ``alibi_bias`` (the ALiBi bias for cached keys, a transfer). Expected answers come from
 ``attnlib.rotary`` and ``attnlib.masks``; the mistakes are written out here.
 """
@@ -72,28 +72,29 @@ ROPE_FIX_HALVES = Exercise(
 )
 
 
-# ---- alibi_slopes_by_hand: the slopes of the first and the last of 8 heads ----------------
-ALIBI_H = 8
-SLOPES = tuple(2 ** (-8 * (h + 1) / ALIBI_H) for h in (0, ALIBI_H - 1))  # heads from 0
+# ---- alibi_slopes_by_hand: the slopes of heads 0 and 2 of 4 ------------------------------
+# 4 heads, not the lesson's 8: the lesson prints 8 heads' slopes, which would give the answer
+ALIBI_H, ALIBI_HEADS = 4, (0, 2)
+SLOPES = tuple(2 ** (-8 * (h + 1) / ALIBI_H) for h in ALIBI_HEADS)  # heads counted from 0
 
 ALIBI_SLOPES_BY_HAND = Exercise(
     id="alibi_slopes_by_hand",
     lesson=LESSON,
     kind="tuple",
-    answer="(slope_0, slope_7)",
+    answer="(slope_0, slope_2)",
     hints=[
         "Heads are counted from 0: head h has the slope 2^(-8 (h + 1) / H) when H is a power "
-        "of 2, as 8 is.",
-        "With H = 8 the exponent is -(h + 1). Put in h = 0, then h = 7.",
+        "of 2, as 4 is.",
+        "With H = 4 the exponent is -8 (h + 1) / 4 = -2 (h + 1). Put in h = 0, then h = 2.",
     ],
-    solution="slope_0 = 2 ** (-8 * 1 / 8)  # 1/2\nslope_7 = 2 ** (-8 * 8 / 8)  # 1/256",
+    solution="slope_0 = 2 ** (-8 * 1 / 4)  # 1/4\nslope_2 = 2 ** (-8 * 3 / 4)  # 1/64",
     expected=SLOPES,
     mistakes={
-        0: {"alibi_heads_from_0": 2.0**0},
-        1: {"alibi_heads_from_0": 2.0**-7},
+        0: {"alibi_heads_from_0": 2 ** (-8 * ALIBI_HEADS[0] / ALIBI_H)},
+        1: {"alibi_heads_from_0": 2 ** (-8 * ALIBI_HEADS[1] / ALIBI_H)},
     },
     decimals=4,
-    names=("slope_0", "slope_7"),
+    names=("slope_0", "slope_2"),
 )
 
 

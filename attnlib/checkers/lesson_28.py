@@ -1,8 +1,9 @@
 """Checkers for lesson 28, sliding-window attention.
 
 Ids: ``window_by_hand`` (by hand: the window alone, w = 2, on birds, eat, seeds, and birds'
-weights), ``window_ring_decode`` (write a decoder that keeps a ring of w slots),
-``window_ring_slots`` (predict then check: which token sits in each slot after ten tokens),
+weights), ``window_ring_decode`` (write a decoder that keeps a ring of w slots, its tokens
+handed over one step at a time), ``window_ring_slots`` (predict then check: which token sits
+in each slot after ten tokens),
 ``window_fix_alignment`` (find the bug: a window over a cache aligned top-left),
 ``window_count_alone`` (transfer, with sympy: the count of allowed entries of the window
 without causality). Expected answers come from ``attnlib.core``, ``attnlib.masks`` and
@@ -16,8 +17,9 @@ from .. import example as ex
 from ..cache import RingKVCache
 from ..core import attention
 from ..masks import sliding_window_mask
-from ..selfcheck.contract import PeakMemory
+from ..selfcheck.contract import PeakMemory, Stream
 from ..selfcheck.exercise import Exercise
+from ..selfcheck.run import with_instructions
 
 LESSON = "28_sliding_window_attention"
 
@@ -67,8 +69,12 @@ WINDOW_BY_HAND = Exercise(
 
 
 # ---- window_ring_decode: a decoder with a ring of w slots -----------------------------------
-def ring_decode(Q, K, V, w):
-    """Row t: token t's query over the keys and values of tokens t - w + 1 .. t, from a ring."""
+def ring_decode(Q, K, V, w, d_k=None, d_v=None):
+    """Row t: token t's query over the keys and values of tokens t - w + 1 .. t, from a ring.
+
+    The learner's function takes ``(steps, w, d_k, d_v)``, where ``steps`` yields the rows
+    ``(q, k, v)`` of one token at a time; the judge computes the same from the arrays.
+    """
     Q = np.asarray(Q, dtype=np.float64)
     K, V = np.asarray(K, dtype=np.float64), np.asarray(V, dtype=np.float64)
     ring = RingKVCache(w, K.shape[-1], V.shape[-1])
@@ -116,27 +122,45 @@ def _one_more_slot(t, w):
     return t % (w + 1)  # a ring of w + 1: the window holds one key too many
 
 
+def _sized(Q, K, V, w):
+    """A case as the learner's function sees it: the stream's arrays, w, d_k and d_v."""
+    return (Q, K, V, w, np.shape(K)[-1], np.shape(V)[-1])
+
+
 _rng = np.random.default_rng(94)
 _FAR_KEYS = np.array([[-40.0, 0.0], [0.0, 0.0], [40.0, 0.0], [10.0, 0.0], [25.0, 0.0]])
 RING_CASES = [
-    # n = 7, d_k = 3, d_v = 2; first, since here a window of w + 1 and no window at all differ
-    (*(_rng.normal(size=s) for s in [(7, 3), (7, 3), (7, 2)]), 3),
-    (ex.Q, ex.K, ex.V, 2),  # the worked example: seeds no longer sees birds
-    (*(_rng.normal(size=s) for s in [(9, 4), (9, 4), (9, 5)]), 4),
-    (*(_rng.normal(size=s) for s in [(5, 2), (5, 2), (5, 3)]), 1),  # each token sees itself
-    (*(_rng.normal(size=s) for s in [(4, 3), (4, 3), (4, 2)]), 6),  # w > n: plain causal
-    # scores spread past 709 in a row: exp without subtracting the row max overflows
-    (np.full((5, 2), [30.0, 0.0]), _FAR_KEYS, _rng.normal(size=(5, 3)), 3),
+    _sized(*case)
+    for case in [
+        # n = 7, d_k = 3, d_v = 2; first, since here a window of w + 1 and no window differ
+        (*(_rng.normal(size=s) for s in [(7, 3), (7, 3), (7, 2)]), 3),
+        (ex.Q, ex.K, ex.V, 2),  # the worked example: seeds no longer sees birds
+        (*(_rng.normal(size=s) for s in [(9, 4), (9, 4), (9, 5)]), 4),
+        (*(_rng.normal(size=s) for s in [(5, 2), (5, 2), (5, 3)]), 1),  # each token sees itself
+        (*(_rng.normal(size=s) for s in [(4, 3), (4, 3), (4, 2)]), 6),  # w > n: plain causal
+        # scores spread past 709 in a row: exp without subtracting the row max overflows
+        (np.full((5, 2), [30.0, 0.0]), _FAR_KEYS, _rng.normal(size=(5, 3)), 3),
+    ]
 ]
 
 
-def ring_memory_bound(Q, K, V, w):
-    """Bytes a ring decoder may use: 512 KiB, n-row results, w slots; no (n, n) table."""
-    return 2**19 + 16 * 8 * len(Q) * V.shape[1] + 16 * 8 * w * (K.shape[1] + V.shape[1])
+def ring_memory_bound(Q, K, V, w, d_k, d_v):
+    """Bytes a ring decoder may use: 512 KiB, n-row results, w slots; never the n keys."""
+    return 2**19 + 16 * 8 * len(Q) * d_v + 4 * 8 * w * (d_k + d_v)
 
 
-# n = 512, w = 8: an (n, n) table of scores alone takes 2 MiB, the bound 0.8 MiB
-_LARGE = [(*(_rng.normal(size=(512, 4)) for _ in range(3)), 8)]
+# n = 256 tokens, d_k = 1024, w = 8: the keys of every step take 2 MiB, the bound 0.79 MiB;
+# stored as (256, 16) queries and keys widened 64 times over (see run.split_case)
+_LARGE = [
+    with_instructions(
+        (*(_rng.normal(size=(256, d)) for d in (16, 16, 1)), 8, 1024, 1), widen=[[0, 64], [1, 64]]
+    )
+]
+
+
+def _slip(**how):
+    return lambda Q, K, V, w, d_k, d_v: _slots_decode(Q, K, V, w, **how)
+
 
 WINDOW_RING_DECODE = Exercise(
     id="window_ring_decode",
@@ -145,40 +169,40 @@ WINDOW_RING_DECODE = Exercise(
     answer="ring_decode",
     hints=[
         "Keep K_slots of shape (w, d_k) and V_slots of shape (w, d_v). At step t write "
-        "K[t] and V[t] into slot t % w first, then attend with Q[t] alone.",
+        "k and v into slot t % w first, then attend with q alone.",
         "Until the ring is full, only the slots written so far hold tokens: attend over "
         "those, never over the zeros of unwritten slots.",
-        "Score the live keys against Q[t] (divided by sqrt(d_k)), take their softmax, "
+        "Score the live keys against q (divided by sqrt(d_k)), take their softmax, "
         "blend the live values. The order of the slots does not matter: softmax and the "
         "blend are sums over keys.",
     ],
-    solution="def ring_decode(Q, K, V, w):\n"
-    "    d_k = Q.shape[-1]\n"
-    "    K_slots, V_slots = np.zeros((w, d_k)), np.zeros((w, V.shape[-1]))\n"
+    solution="def ring_decode(steps, w, d_k, d_v):\n"
+    "    K_slots, V_slots = np.zeros((w, d_k)), np.zeros((w, d_v))  # (w, d_k), (w, d_v)\n"
     "    rows = []\n"
-    "    for t in range(len(Q)):\n"
-    "        K_slots[t % w], V_slots[t % w] = K[t], V[t]  # overwrite the oldest\n"
+    "    for t, (q, k, v) in enumerate(steps):\n"
+    "        K_slots[t % w], V_slots[t % w] = k, v  # overwrite the oldest\n"
     "        live = min(t + 1, w)  # slots written so far\n"
-    "        scores = K_slots[:live] @ Q[t] / np.sqrt(d_k)  # (live,)\n"
+    "        scores = K_slots[:live] @ q / np.sqrt(d_k)  # (live,)\n"
     "        weights = np.exp(scores - scores.max()) / np.exp(scores - scores.max()).sum()\n"
     "        rows.append(weights @ V_slots[:live])  # (d_v,)\n"
     "    return np.array(rows)",
     cases=RING_CASES,
     constraints=(
-        PeakMemory("keep no more than w keys, and no n x n table", ring_memory_bound, cases=_LARGE),
+        Stream(3, "the queries, keys and values arrive one step at a time"),
+        PeakMemory("keep no more than w keys, never every key seen", ring_memory_bound, _LARGE),
     ),
     reference=ring_decode,
     mistakes=[
-        ("ring_overwrites_newest", lambda Q, K, V, w: _slots_decode(Q, K, V, w, _newest_slot)),
-        ("window_off_by_one", lambda Q, K, V, w: _slots_decode(Q, K, V, w, _one_more_slot)),
-        ("window_forgotten", lambda Q, K, V, w: _slots_decode(Q, K, V, len(Q), _oldest_slot)),
+        ("ring_overwrites_newest", _slip(slot_of=_newest_slot)),
+        ("window_off_by_one", _slip(slot_of=_one_more_slot)),
         (
-            "kv_cache_append_after",
-            lambda Q, K, V, w: _slots_decode(Q, K, V, w, _oldest_slot, attend_first=True),
+            "window_forgotten",
+            lambda Q, K, V, w, d_k, d_v: _slots_decode(Q, K, V, len(Q), _oldest_slot),
         ),
-        ("unscaled", lambda Q, K, V, w: _slots_decode(Q, K, V, w, _oldest_slot, scaled=False)),
+        ("kv_cache_append_after", _slip(slot_of=_oldest_slot, attend_first=True)),
+        ("unscaled", _slip(slot_of=_oldest_slot, scaled=False)),
     ],
-    arg_names=("Q", "K", "V", "w"),
+    arg_names=("Q", "K", "V", "w", "d_k", "d_v"),
 )
 
 

@@ -9,7 +9,8 @@ An :class:`~attnlib.selfcheck.exercise.Exercise` may state, beside its cases:
   trusted: :class:`PeakMemory` (tracemalloc in the child that calls the function, on a case
   large enough that the forbidden table cannot fit), :class:`BlockReads` (the queries and
   keys handed over as arrays that log which rows meet in a product), :class:`ResultType`
-  (a numpy array of the promised kind, e.g. boolean);
+  (a numpy array of the promised kind, e.g. boolean), :class:`Stream` (inputs handed over
+  one step at a time, so that nothing can be read back but what the answer kept);
 - ``exactness``: how exact the answer must be: :class:`Exact` (its defining property to
   about 1e-9, e.g. ``K^T z = 0``), :class:`Rounded` (every value that rounds, at the
   decimals the lesson prints, to what an honest route gives), :class:`Within` (any value of
@@ -54,13 +55,18 @@ def _mib(n_bytes):
     return f"{n_bytes / 2**20:.2f} MiB"
 
 
+UNTRACED_SLACK = 2**20  # resident growth tracemalloc does not see (honest answers: ~0.5 MiB)
+
+
 @dataclass(frozen=True)
 class PeakMemory:
     """The function's peak memory on ``cases`` is at most ``bound(*args)`` bytes.
 
     Measured with :mod:`tracemalloc` in the child process that calls the function (numpy's
     array data included), on inputs large enough that the table the text forbids cannot
-    fit under the bound.
+    fit under the bound; and, on Linux, as the growth of the child's resident high-water
+    mark (``VmHWM``), which may pass the traced peak by ``UNTRACED_SLACK`` only: a table
+    hidden where tracemalloc does not look (``mmap``, ``np.memmap``) is resident when used.
     """
 
     text: str  # what the exercise forbids, e.g. "never build the n x n weights"
@@ -82,15 +88,50 @@ class PeakMemory:
                 f"your function's peak memory was {_mib(peak)} {on}, more than the "
                 f"{_mib(bound)} allowed: {self.text}."
             )
+        resident = record.get("resident")
+        if isinstance(resident, int) and resident - peak > UNTRACED_SLACK:
+            return (
+                f"your function's resident memory grew by {_mib(resident)} {on}, "
+                f"{_mib(resident - peak)} of it where Python does not trace (mmap, np.memmap), "
+                f"more than the {_mib(UNTRACED_SLACK)} Python and numpy take themselves: "
+                f"{self.text}."
+            )
         return None
 
 
 @dataclass(frozen=True)
+class Stream:
+    """The first ``count`` arguments reach the function as one stream of their rows, step
+    by step (:func:`~attnlib.selfcheck.run.stream`), on every case: a decoder that keeps
+    keys has stored them itself, so a :class:`PeakMemory` bound sees what it keeps, and it
+    cannot slice the keys of earlier steps out of a matrix it was given. The judge's
+    reference and mistakes still get the arrays."""
+
+    count: int
+    text: str  # e.g. "the keys arrive one step at a time"
+
+    def every(self, case):
+        return with_instructions(case, stream=self.count)
+
+    def check(self, how, args, record, on):
+        return None  # nothing to measure: the stream itself is the constraint
+
+
+@dataclass(frozen=True)
 class BlockReads:
-    """Scores are computed in tiles of ``block`` queries by ``block`` keys, never above the
-    diagonal: arguments ``query`` and ``key`` are handed over as arrays that log which rows
-    meet in a product (:class:`~attnlib.selfcheck.run.Tracked`); ``block`` is the index of
-    the argument holding the block size."""
+    """Scores are computed in whole tiles of ``block`` queries by ``block`` keys, every
+    visible tile and none above the diagonal: arguments ``query`` and ``key`` are handed
+    over as arrays that log which rows meet in a product
+    (:class:`~attnlib.selfcheck.run.Tracked`); ``block`` is the index of the argument
+    holding the block size.
+
+    A product that is part of a tile (one query against a block of keys, or one score at a
+    time), more than one tile, or a hidden tile is wrong; so is a visible tile never
+    computed from the tracked inputs (its scores came from a copy that is not followed:
+    ``Q.tolist()``, ``.view(np.ndarray)``, ``np.array(Q)``). A function whose products
+    cannot be followed at all (``np.asarray(Q)`` first) is not judged by this rule: the
+    check says so, as an error, never as a wrong answer.
+    """
 
     text: str
     query: int = 0
@@ -105,13 +146,23 @@ class BlockReads:
         if not how.get("track") or "ok" not in record:
             return None
         products = record.get("products")
-        if not products:
+        if record.get("escaped"):
             return (
-                f"check could not follow which queries meet which keys in your function {on}: "
-                "compute with Q and K as they come in (np.asarray, np.array or a call to "
-                "attnlib hands back arrays it cannot follow)."
+                f"your function turned Q or K into numbers check cannot follow {on} "
+                "(Q.tolist(), Q.view(np.ndarray)): the scores of its tiles are not counted; "
+                f"compute them from Q and K as they come in ({self.text})."
+            )
+        if not products:
+            from .judge import error  # a rule that cannot judge says so: never "wrong"
+
+            return error(
+                f"not judged: check could not follow which queries meet which keys in your "
+                f"function {on}: np.asarray, np.array or a call to attnlib hands back plain "
+                "arrays; compute with Q and K as they come in, so the tiles can be counted."
             )
         b = int(args[self.block])
+        n_q, n_k = len(args[self.query]), len(args[self.key])
+        done = set()
         for rows, keys in products:
             q_blocks = sorted({i // b for i in rows})
             k_blocks = sorted({j // b for j in keys})
@@ -127,6 +178,26 @@ class BlockReads:
                     f"{_span(keys)} in one product {on}: more than one block of "
                     f"block_size = {b} ({self.text})."
                 )
+            (qb,), (kb,) = q_blocks, k_blocks
+            if sorted(rows) != list(range(qb * b, min(qb * b + b, n_q))) or sorted(keys) != list(
+                range(kb * b, min(kb * b + b, n_k))
+            ):
+                return (
+                    f"your function computes scores of queries {_span(rows)} against keys "
+                    f"{_span(keys)} {on}: part of a tile, not the whole tile of block_size = "
+                    f"{b} queries by {b} keys ({self.text})."
+                )
+            done.add((qb, kb))
+        for qb in range(-(-n_q // b)):
+            for kb in range(min(qb, -(-n_k // b) - 1) + 1):
+                if (qb, kb) not in done:
+                    return (
+                        f"your function never computes the tile of queries "
+                        f"{_span(range(qb * b, min(qb * b + b, n_q)))} against keys "
+                        f"{_span(range(kb * b, min(kb * b + b, n_k)))} from Q and K as they come "
+                        f"in {on}: a copy made with np.array or np.asarray is not followed, so "
+                        f"its scores do not count ({self.text})."
+                    )
         return None
 
 
@@ -273,8 +344,8 @@ def rebuild(tree, symbols, depth=0):
 class Symbolic:
     """A proof judged as a formula where sympy can decide, beside its values at points.
 
-    ``symbols`` maps each name to sympy's assumptions for it (``{"p_1": {"nonnegative":
-    True}}``); ``on`` is the constraint set as substitutions (``{"p_3": "1 - p_1 - p_2"}``
+    ``symbols`` maps each name to sympy's assumptions for it (``{"p_0": {"nonnegative":
+    True}}``); ``on`` is the constraint set as substitutions (``{"p_2": "1 - p_0 - p_1"}``
     is written as a function of the symbols); ``nonnegative``: the form itself must show
     that the expression is >= 0 (a sum of squares times weights), not a function that forces
     the sign (Abs, Max, Piecewise, ...). Returns a mistake code and detail when the form

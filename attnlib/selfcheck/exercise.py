@@ -145,10 +145,12 @@ class Exercise:
         function: the inputs the text promises; its drawn cases are added to ``cases``.
     constraints : tuple
         function: :class:`~attnlib.selfcheck.contract.PeakMemory`, ``BlockReads``,
-        ``ResultType``; the cases they are measured on are added to ``cases``.
+        ``ResultType``, ``Stream``; the cases they are measured on are added to ``cases``
+        (a ``Stream`` applies to every case).
     exactness : optional
         value: :class:`~attnlib.selfcheck.contract.Exact`, ``Rounded`` or ``Within``;
-        function: ``Relative``. Default: ``decimals``, else floating-point precision.
+        tuple: ``Exact``; function: ``Relative``. Default: ``decimals``, else floating-point
+        precision.
     """
 
     id: str
@@ -205,6 +207,8 @@ class Exercise:
             cases += self.domain.cases()
         for rule in self.constraints:
             cases += [tuple(args) for args in getattr(rule, "instructed", list)()]
+        for rule in self.constraints:  # a rule on every case, e.g. inputs handed over as a stream
+            cases = [tuple(rule.every(args)) for args in cases] if hasattr(rule, "every") else cases
         if self.kind == "proof" and isinstance(self.exactness, contract.Symbolic):
             cases.append(with_instructions((), form=True))  # the formula itself, as data
         set_(self, "cases", tuple(cases))
@@ -305,7 +309,16 @@ class Exercise:
             return self._value_verdict(answer)
         if self.kind == "tuple":
             mistakes = {i: pairs for i, pairs in self.mistakes}
-            return judge.check_tuple(answer, self.expected, mistakes, self.decimals, self.names)
+            verdict = judge.check_tuple(answer, self.expected, mistakes, self.decimals, self.names)
+            rule = self.exactness
+            if verdict.status != "passed" or not isinstance(rule, contract.Exact):
+                return verdict
+            got = judge.as_numbers(list(answer), "your answer")  # a passed tuple: numbers
+            if isinstance(got, judge.Verdict) or not rule.holds(got):
+                names = ", ".join(self.names or ())
+                how = "exactly" if rule.tol == 0 else f"to about {rule.tol:g}"
+                return judge.wrong(f"{names} do not satisfy {rule.text} ({how}).")
+            return verdict
         if self.kind == "choice":
             return judge.check_choice(answer, self.expected, self.options, self.mistakes)
         return judge.check_function(

@@ -393,6 +393,8 @@ def check_function(
         how, args = split_case(case)
         on = f"on inputs {_shapes(args, arg_names)}"
         if key == "timeout":
+            if any(v.status == "wrong" for v in broken):  # a rule it broke says more
+                return next(v for v in broken if v.status == "wrong")
             return error(f"your function ran longer than {result:g} s {on} (an endless loop?).")
         if key == "exit":
             return error(
@@ -445,8 +447,10 @@ def check_function(
         if _all_match(got, expected, decimals):
             for rule in constraints:
                 detail = rule.check(how, args, entry, on)
-                if detail is not None:
-                    broken.append(wrong(detail))
+                if (
+                    detail is not None
+                ):  # a message (wrong), or a Verdict (a rule that could not judge)
+                    broken.append(detail if isinstance(detail, Verdict) else wrong(detail))
                     break
             continue
         overflowed = any(
@@ -487,6 +491,7 @@ def check_function(
                 return wrong(on, mistake=code)
     if problems:
         return problems[0]
+    broken.sort(key=lambda v: v.status != "wrong")  # a broken rule before one that could not judge
     return broken[0] if broken else passed()
 
 

@@ -320,8 +320,8 @@ MISTAKES = {
         "Var(x) / d_k^2): the gaps close and softmax drifts towards the even 1/n_k."
     ),
     "proof_assumed_result": (
-        "that is the result, not the step that proves it: with p_1, p_2, p_3 left free, row i"
-        " of diag(p) - p p^T sums to p_i (1 - (p_1 + p_2 + p_3)); only then use that the "
+        "that is the result, not the step that proves it: with p_0, p_1, p_2 left free, row i"
+        " of diag(p) - p p^T sums to p_i (1 - (p_0 + p_1 + p_2)); only then use that the "
         "weights sum to 1."
     ),
     "psd_not_sum_of_squares": (

@@ -21,9 +21,10 @@ child carries out around the call and reports beside ``"ok"``: ``"peak": True`` 
 the call's peak memory with :mod:`tracemalloc` (``"peak": bytes``), ``"track": [i, j]``
 hands arguments ``i`` and ``j`` (queries and keys) over as :class:`Tracked` arrays and
 reports every product that meets rows of both (``"products": [[query rows, key rows],
-...]``), and ``"form": True`` (proofs) reports the expression itself as a tree of names and
-numbers (``"form": [...]``, see :func:`expression_tree`). The judge decides; the child only
-measures.
+...]``), ``"stream": count`` hands the first ``count`` arguments over as one :func:`stream`
+of their rows, one step at a time (a decoder's keys as they arrive), and ``"form": True``
+(proofs) reports the expression itself as a tree of names and numbers (``"form": [...]``,
+see :func:`expression_tree`). The judge decides; the child only measures.
 
 >>> import numpy as np
 >>> call_cases(lambda x: x * 2, [(np.array([1.0, 2.0]),), (3,)])
@@ -50,7 +51,13 @@ from . import wire
 TIME_LIMIT = 5.0  # seconds a learner's function may run on one input
 _NOT_RUN = "not run: your function {} on an earlier input"
 CALL = "attnlib.call"  # the key of a case's instructions, a dict before its arguments
-MEASURES = ("peak", "products", "form")  # what a record may carry beside "ok"
+MEASURES = (
+    "peak",
+    "resident",
+    "products",
+    "escaped",
+    "form",
+)  # what a record may carry beside "ok"
 
 
 def split_case(case):
@@ -60,7 +67,28 @@ def split_case(case):
     ({'peak': True}, (3, 4))
     >>> split_case((3, 4))
     ({}, (3, 4))
+
+    ``"widen": [[i, times], ...]`` repeats argument ``i`` ``times`` over along its last axis,
+    in the child and in the judge alike, so that a case large in memory is small on the wire:
+
+    >>> split_case(({CALL: {"widen": [[0, 3]]}}, [[1.0, 2.0]], 5))[1][0]
+    array([[1., 2., 1., 2., 1., 2.]])
     """
+    how, args = _split(case)
+    widen = how.get("widen")
+    if isinstance(widen, list) and all(
+        isinstance(pair, list) and len(pair) == 2 and all(type(x) is int for x in pair)
+        for pair in widen
+    ):  # a large case stored small: argument i repeated `times` along its last axis
+        args = list(args)
+        for i, times in widen:
+            if 0 <= i < len(args) and 0 < times <= 4096 and np.ndim(args[i]) >= 1:
+                args[i] = np.tile(np.asarray(args[i], dtype=np.float64), times)
+        args = tuple(args)
+    return how, args
+
+
+def _split(case):
     case = tuple(case)
     if case and isinstance(case[0], dict) and set(case[0]) == {CALL}:
         return dict(case[0][CALL]), case[1:]
@@ -68,8 +96,27 @@ def split_case(case):
 
 
 def with_instructions(args, **instructions):
-    """The case ``args`` with instructions for the child in front (see :func:`split_case`)."""
-    return ({CALL: instructions}, *args)
+    """The case ``args`` with instructions for the child in front (see :func:`split_case`);
+    instructions already in front are kept.
+
+    >>> with_instructions(with_instructions((3,), stream=1), peak=True)
+    ({'attnlib.call': {'stream': 1, 'peak': True}}, 3)
+    """
+    how, args = _split(args)
+    return ({CALL: {**how, **instructions}}, *args)
+
+
+def stream(arrays):
+    """The rows of ``arrays`` one step at a time: step t yields ``(arrays[0][t], ...)``,
+    each row a fresh copy. A function handed a stream cannot index back into earlier
+    steps, and whatever it keeps of them it has allocated itself (a peak-memory bound sees
+    it); the ``"stream": count`` instruction hands the first ``count`` arguments over so.
+
+    >>> [tuple(map(float, step)) for step in stream(([1.0, 2.0], [3.0, 4.0]))]
+    [(1.0, 3.0), (2.0, 4.0)]
+    """
+    for rows in zip(*arrays, strict=True):
+        yield tuple(np.array(row, dtype=np.float64) for row in rows)
 
 
 class Tracked(np.ndarray):
@@ -81,7 +128,8 @@ class Tracked(np.ndarray):
     ``np.einsum``, ``*`` ...) appends ``(query rows, key rows)`` to the log, so a judge can
     see which scores were computed, whatever is masked afterwards. A value read one number
     at a time (``float(K[2, 0])``) or turned into a plain array (``np.asarray``) is no longer
-    followed: then the log stays empty and the judge says so.
+    followed: then the log stays empty and the judge says so. ``.view(np.ndarray)`` and
+    ``.tolist()`` are logged as escapes (:data:`ESCAPED`), reported as ``"escaped": True``.
     """
 
     def __new__(cls, data, source, log):
@@ -139,10 +187,23 @@ class Tracked(np.ndarray):
         if (
             isinstance(result, Tracked)
             and ids is not None
-            and not np.may_share_memory(result.view(np.ndarray), self.view(np.ndarray))
+            and not np.may_share_memory(_base(result), _base(self))
         ):
             result._set_ids(ids[key])  # fancy indexing: a copy of the chosen entries
         return result
+
+    def view(self, *args, **kwargs):
+        """A view as a plain array (``Q.view(np.ndarray)``) is logged as an escape."""
+        result = super().view(*args, **kwargs)
+        if not isinstance(result, Tracked) and self._log is not None:
+            self._log.append(ESCAPED)
+        return result
+
+    def tolist(self):
+        """Numbers as Python lists (``np.array(Q.tolist())``) are logged as an escape."""
+        if self._log is not None:
+            self._log.append(ESCAPED)
+        return super().tolist()
 
     def dot(self, other, out=None):
         return np.dot(self, other) if out is None else np.dot(self, other, out=out)
@@ -166,6 +227,14 @@ _KEEPS_ENTRIES = {
     np.transpose, np.swapaxes, np.reshape, np.squeeze, np.expand_dims, np.copy,
     np.atleast_1d, np.atleast_2d, np.ravel, np.moveaxis, np.flip,
 }  # fmt: skip
+
+
+ESCAPED = ("escaped",)  # the log entry of a view or a list that is no longer followed
+
+
+def _base(a):
+    """``a`` as a plain ndarray view, never logged (the course's own bookkeeping)."""
+    return np.ndarray.view(a, np.ndarray)
 
 
 def _offsets(a):
@@ -195,7 +264,7 @@ def _sources(values, depth=0):
 
 def _plain(value):
     if isinstance(value, Tracked):
-        return value.view(np.ndarray)
+        return _base(value)
     if isinstance(value, (list, tuple)):
         return type(value)(_plain(v) for v in value)
     if isinstance(value, dict):
@@ -253,6 +322,38 @@ def _tracemalloc():
     return tracemalloc
 
 
+def _status(key):
+    """A line of /proc/self/status in bytes (``VmRSS``, ``VmHWM``), or None."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as status:
+            for line in status:
+                if line.startswith(key + ":"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        return None
+    return None
+
+
+def _resident_start():
+    """Resident memory now, with the kernel's high-water mark reset to it (Linux): memory
+    tracemalloc does not see (``mmap``, ``np.memmap``) still has to be resident to be used.
+    BLAS's buffers are touched first, so that they do not count against the function."""
+    warm = np.ones((64, 64))
+    _ = warm @ warm, warm[0] @ warm, np.exp(warm), np.sqrt(warm)
+    try:
+        with open("/proc/self/clear_refs", "w", encoding="ascii") as refs:
+            refs.write("5")  # reset VmHWM to VmRSS
+    except OSError:
+        return None
+    return _status("VmRSS")
+
+
+def _resident_growth(start):
+    """Bytes the resident high-water mark rose since :func:`_resident_start`, or None."""
+    high = _status("VmHWM") if start is not None else None
+    return None if high is None else max(0, high - start)
+
+
 def _call(function, args):
     """One call in the child; the record as JSON-ready data (with what the case's
     instructions asked to measure, see :func:`split_case`)."""
@@ -265,6 +366,9 @@ def _call(function, args):
             log = []
             for index, source in zip(how.get("track", ()), "qk", strict=False):
                 args[index] = Tracked(args[index], source, log)
+            count = how.get("stream")
+            if isinstance(count, int) and not isinstance(count, bool) and count > 0:
+                args = [stream(args[:count]), *args[count:]]
             if how.get("form") and hasattr(function, "form"):
                 return {"ok": None, "form": function.form()}
             tracemalloc = _tracemalloc() if how.get("peak") else None
@@ -272,6 +376,7 @@ def _call(function, args):
             if peak:
                 tracemalloc.start()
                 start = tracemalloc.get_traced_memory()[0]
+                resident = _resident_start()
             try:
                 value = function(*args)
             finally:
@@ -281,9 +386,14 @@ def _call(function, args):
                         tracemalloc.stop()
                     else:  # the function stopped the measurement: it cannot be judged
                         measured["peak"] = -1
+                    grown = _resident_growth(resident)
+                    if grown is not None:
+                        measured["resident"] = grown
             if how.get("track"):
-                products = {(tuple(q), tuple(k)) for q, k in log}
+                products = {(tuple(q), tuple(k)) for q, k in (x for x in log if x != ESCAPED)}
                 measured["products"] = [[list(q), list(k)] for q, k in sorted(products)]
+                if ESCAPED in log:
+                    measured["escaped"] = True
             return {"ok": wire.to_data(_plain(value)), **measured}
     except SystemExit as stop:
         code = stop.code
@@ -320,8 +430,9 @@ def _child(function, cases, write_fd):
 def _measures(obj):
     """What a child measured beside a result, as plain data (see :func:`split_case`)."""
     found = {}
-    if isinstance(obj.get("peak"), int) and not isinstance(obj.get("peak"), bool):
-        found["peak"] = obj["peak"]
+    for key in ("peak", "resident"):
+        if isinstance(obj.get(key), int) and not isinstance(obj.get(key), bool):
+            found[key] = obj[key]
     products = obj.get("products")
     if isinstance(products, list) and all(
         isinstance(p, list)
@@ -330,6 +441,8 @@ def _measures(obj):
         for p in products
     ):
         found["products"] = products
+    if obj.get("escaped") is True:
+        found["escaped"] = True
     if "form" in obj:
         found["form"] = obj["form"]
     return found
