@@ -177,7 +177,7 @@ test-site: $(SITE_STAMP) $(BROWSER_STAMP) $(AXE)
 
 ## test-widgets-ipywidgets7: the widget tests under Colab's versions (ipywidgets 7.7.1,
 ##      IPython 7.34, ipykernel 6.17.1, jupyter_client 6.1.12: pyproject.toml's floors) in a
-##      side venv (build/venv-ipywidgets7), and `attnlib check` on a solution there;
+##      side venv (build/venv-ipywidgets7), and `attnlib check` on a solution there, sandboxed;
 ##      `make test` runs them under the current releases
 IPYW7 := build/venv-ipywidgets7
 COLAB_PINS := 'ipywidgets==7.7.1' 'ipython==7.34.0' 'ipykernel==6.17.1' 'jupyter_client==6.1.12'
@@ -191,10 +191,9 @@ $(IPYW7)/.installed: pyproject.toml
 test-widgets-ipywidgets7: $(IPYW7)/.installed
 	ATTNLIB_IPYWIDGETS=7.7.1 $(IPYW7)/bin/python -m pytest -W ignore::DeprecationWarning \
 		tests/test_widgets.py attnlib/widgets.py
-	# the check's own code under Colab's pins; without the sandbox: under these pins (ipykernel
-	# 6.17.1) the sandboxed kernel is killed in start-up since the per-notebook limits came in
-	# (an open regression, issue 27's note), while the current releases grade sandboxed in make test
-	$(IPYW7)/bin/attnlib check -q --no-sandbox solutions/03_scoring.ipynb
+	# the check's own code under Colab's pins, in the sandbox (ipykernel 6 writes its
+	# connection file again at every start: the sandbox must let it)
+	$(IPYW7)/bin/attnlib check -q --require-sandbox solutions/03_scoring.ipynb
 
 ## test-binder: repo2docker's dry run on this repository (side venv build/venv-repo2docker;
 ##      no Docker needed) and the checks that binder/ agrees with pyproject.toml
