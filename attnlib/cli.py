@@ -401,7 +401,10 @@ def build_parser():
 def cmd_progress(args):
     try:
         paths = args.paths or default_paths()
-        print(f"checking your notebooks in {', '.join(paths)} ...", file=sys.stderr, flush=True)
+        from .grade.intake import escape
+
+        shown = ", ".join(escape(p) for p in paths)
+        print(f"checking your notebooks in {shown} ...", file=sys.stderr, flush=True)
         # a learner's save during the run (autosave) is theirs: never written back
         report = grade.grade(paths, jobs=args.jobs, restore_changed=False)
     except grade.GraderError as err:
@@ -488,39 +491,45 @@ def print_progress(report, out=None):
     """The learner's report: one line per notebook, what to fix, one summary, ``next:``.
 
     A folder where nothing has been attempted yet gets a short status instead of a row
-    per exercise.
+    per exercise. Every name and message is escaped as the grader's own report escapes
+    them (:func:`attnlib.grade.intake.escape`): a folder or notebook name, or a cell's
+    error, cannot move the cursor, clear the screen or start a line of its own.
     """
+    from .grade.intake import escape
+    from .grade.textreport import _say
+
     out = out or sys.stdout
+
+    def say(*parts):  # parts alternate: our own text, then a name or message to escape
+        _say("".join(p if i % 2 == 0 else escape(p) for i, p in enumerate(parts)), out)
+
     rows, counts = report["rows"], report["summary"]
     total, passed = counts["total"], counts["passed"]
     if rows and all(r["status"] == "not attempted" for r in rows):
-        print(
-            f"No answers yet: {total} exercises in {counts['notebooks']} notebooks are waiting.",
-            file=out,
-        )
+        say(f"No answers yet: {total} exercises in {counts['notebooks']} notebooks are waiting.")
     else:
         by_notebook = {}
         for r in rows:
             by_notebook.setdefault(r["notebook"], []).append(r)
-        width = max(len(name) for name in by_notebook) if by_notebook else 0
+        width = max(len(escape(name)) for name in by_notebook) if by_notebook else 0
         for name, found in by_notebook.items():
             done = sum(r["status"] == "passed" for r in found)
             fresh = all(r["status"] == "not attempted" for r in found)
             state = "not started" if fresh else f"{done} of {len(found)} passed"
-            print(f"{name.ljust(width)}  {state}", file=out)
+            say(f"{escape(name).ljust(width)}  {state}")  # escaped already
             for r in found:
                 if r["status"] not in ("passed", "not attempted"):
-                    print(f"    {r['exercise']}: {in_words(r)}", file=out)
-        print(file=out)
-        print(f"{passed} of {total} exercises passed.", file=out)
+                    say("    ", r["exercise"], ": ", in_words(r))
+        say("")
+        say(f"{passed} of {total} exercises passed.")
     for notebook, errors in report["cell_errors"].items():
         for number, reason in errors[:1]:
-            print(f"{notebook}: cell {number} raised {reason}", file=out)
+            say("", notebook, f": cell {number} raised ", reason)
     following = next_row(rows)
     if following is None:
-        print("Every exercise passed. Well done!" if rows else "No notebooks found.", file=out)
+        say("Every exercise passed. Well done!" if rows else "No notebooks found.")
     else:
-        print(f"next: exercise {following['exercise']} in {following['notebook']}", file=out)
+        say("next: exercise ", following["exercise"], " in ", following["notebook"])
 
 
 def main(argv=None):

@@ -13,6 +13,8 @@ it shows are attributes (``view.weights``, ``view.output``...). The views do no
 math of their own: the numbers come from ``attnlib.core`` and the figures from
 ``attnlib.plot``. ``view.plot()`` draws the current state as a plain matplotlib
 figure, for places where no widget front end runs (nbval, GitHub's viewer).
+Every control has a name a screen reader reads out (its tooltip) and the figure
+carries the view's alt text (``view.alt``; see ``NAMES_JS`` for how they reach the page).
 
 Examples
 --------
@@ -43,6 +45,84 @@ FALLBACK = (
     "extension is missing: `jupyter labextension list` should show "
     "@jupyter-widgets/jupyterlab-manager."
 )
+
+
+# ipywidgets gives a slider's handle (a div with role="slider", or jQuery UI's span on 7.x) no
+# accessible name, puts a box's tooltip on its hidden label rather than on the box (axe-core:
+# "Form elements must have labels"), and an Image's <img> no alt, and offers no trait for any
+# of them. This snippet, run by the front end (it sits in an Output widget in each view, so it
+# runs where the view runs: JupyterLab, Notebook 7, JupyterLite, Colab), names each handle from
+# its slider's tooltip (else its label) and each unlabelled box from its tooltip, and gives
+# each figure its view's alt text, again whenever a view is drawn. Where a front end runs no
+# JavaScript, the tooltips and the caption under the figure remain.
+NAMES_JS = """(function () {
+  function name() {
+    document.querySelectorAll('.attnlib-view').forEach(function (view) {
+      view.querySelectorAll('.widget-slider').forEach(function (slider) {
+        var label = slider.querySelector('.widget-label');
+        var handle = slider.querySelector('[role="slider"], .ui-slider-handle');
+        if (!label || !handle) return;
+        var text = label.getAttribute('title') || label.textContent;
+        if (text && handle.getAttribute('aria-label') !== text) {
+          handle.setAttribute('aria-label', text);
+        }
+      });
+      view.querySelectorAll('.widget-text').forEach(function (box) {  // a box with no label
+        var label = box.querySelector('.widget-label');
+        var input = box.querySelector('input');
+        var text = label && !label.textContent.trim() && label.getAttribute('title');
+        if (input && text && input.getAttribute('aria-label') !== text) {
+          input.setAttribute('aria-label', text);
+        }
+      });
+      var img = view.querySelector('img.attnlib-figure');
+      var alt = view.querySelector('.attnlib-alt[data-alt]');
+      if (img && alt && img.getAttribute('alt') !== alt.dataset.alt) img.alt = alt.dataset.alt;
+    });
+  }
+  if (!window.attnlibNames) {  // one observer per page, however many views run
+    window.attnlibNames = new MutationObserver(name);
+    window.attnlibNames.observe(document.body, {childList: true, subtree: true});
+  }
+  name();
+})();"""
+
+
+def tooltip(widget, text):
+    """Set the text a front end shows on hover and reads out, on ipywidgets 8 and 7.x.
+
+    Left unset, ipywidgets 8 writes ``title="null"`` on a control's label; with no
+    description, the text also names an input box (its ``title``).
+    """
+    if "tooltip" in widget.trait_names():  # ipywidgets 8
+        widget.tooltip = text
+    else:  # 7.x: only the description widgets have one
+        widget.description_tooltip = text
+    return widget
+
+
+def no_null_titles(widget):
+    """Give every widget in the tree that has no tooltip an empty one (see ``tooltip``)."""
+    trait = "tooltip" if "tooltip" in widget.trait_names() else "description_tooltip"
+    if trait in widget.trait_names() and getattr(widget, trait) is None:
+        setattr(widget, trait, "")
+    for child in getattr(widget, "children", ()):
+        no_null_titles(child)
+    return widget
+
+
+def names_widget():
+    """A hidden Output widget whose one output, the NAMES_JS snippet, names the view's controls."""
+    names = widgets.Output(layout={"display": "none"})
+    names.outputs = (
+        {
+            "output_type": "display_data",
+            "data": {"application/javascript": NAMES_JS, "text/plain": ""},
+            "metadata": {},
+        },
+    )
+    names.add_class("attnlib-names")
+    return names
 
 
 def widget_bundle(widget):
@@ -92,16 +172,22 @@ def _table(values, rows, cols, decimals, caption=""):
     )
 
 
-def _grid(M, rows, cols):
-    """A grid of number boxes holding the matrix M, with labelled rows and columns."""
+def _grid(M, rows, cols, name):
+    """A grid of number boxes holding the matrix M, with labelled rows and columns.
+
+    Each box is named for a screen reader by its matrix, row and column ("X, birds, dim 1").
+    """
     cells = [
         [
-            widgets.FloatText(
-                value=float(v), step=1.0, continuous_update=False, layout={"width": "4.5em"}
+            tooltip(
+                widgets.FloatText(
+                    value=float(v), step=1.0, continuous_update=False, layout={"width": "4.5em"}
+                ),
+                f"{name}, {r}, {c}",
             )
-            for v in row
+            for v, c in zip(row, cols, strict=True)
         ]
-        for row in M
+        for row, r in zip(M, rows, strict=True)
     ]
     head = [widgets.HTML("")] + [widgets.HTML(c) for c in cols]
     body = [w for r, row in zip(rows, cells, strict=True) for w in [widgets.HTML(r)] + row]
@@ -128,7 +214,8 @@ class _View:
         width, height = (round(x * DPI) for x in self.figsize)
         # shown at the figure's size in layout pixels, drawn with DENSITY times the pixels
         self.image = widgets.Image(format="png", layout={"width": f"{width}px"})
-        self.caption = widgets.HTML(f'<p class="attnlib-alt">Figure: {html.escape(self.alt)}</p>')
+        alt = html.escape(self.alt)  # also in data-alt, from where NAMES_JS gives it to the <img>
+        self.caption = widgets.HTML(f'<p class="attnlib-alt" data-alt="{alt}">Figure: {alt}</p>')
         self.numbers.add_class("attnlib-numbers")
         self.image.add_class("attnlib-figure")
         self.caption.add_class("attnlib-figure-alt")
@@ -139,9 +226,10 @@ class _View:
         for control in controls:
             control.observe(self.update, names="value")
         self.widget = widgets.VBox(
-            [widgets.VBox(controls), self.numbers, self.image, self.caption],
+            [widgets.VBox(controls), self.numbers, self.image, self.caption, names_widget()],
             layout=widgets.Layout(width="auto"),
         )
+        no_null_titles(self.widget)
         self.widget.add_class("attnlib-view")
         self.widget.add_class(f"attnlib-{name}")
         self.update()
@@ -205,7 +293,7 @@ class Playground(_View):
             ("W_K", example.W_K, dims, outs),
             ("W_V", example.W_V, dims, outs),
         ):
-            grid, self.cells[name] = _grid(M, rows, cols)
+            grid, self.cells[name] = _grid(M, rows, cols, name)
             tabs.append(grid)
         self.matrices = titled_tabs(tabs, tuple(self.cells))
         self.beta = widgets.FloatSlider(
@@ -219,6 +307,7 @@ class Playground(_View):
             description="β × scores",
             style={"description_width": "6em"},
         )
+        tooltip(self.beta, "β × scores: the number each score is multiplied by before softmax")
         self.beta.add_class("attnlib-beta")
         self.reset = widgets.Button(description=f"β = 1/√d_k = {1 / np.sqrt(self.d_k):.3f}")
         self.reset.on_click(self._reset_beta)
@@ -227,6 +316,7 @@ class Playground(_View):
         self.widget.children = (self.matrices, widgets.HBox([self.beta, self.reset])) + tuple(
             self.widget.children[1:]
         )
+        no_null_titles(self.widget)
 
     def _reset_beta(self, button=None):
         self.beta.value = 1 / np.sqrt(self.d_k)
@@ -310,6 +400,8 @@ class Geometry(_View):
             )
             for i, v in enumerate(q)
         )
+        for i, slider in enumerate((self.q_1, self.q_2)):
+            tooltip(slider, f"q[{i + 1}]: coordinate {i + 1} of the query")
         self.q_1.add_class("attnlib-q1")
         self.q_2.add_class("attnlib-q2")
         super().__init__([self.q_1, self.q_2], "geometry")
@@ -378,6 +470,7 @@ class ScalingExplorer(_View):
     def __init__(self, seed=0, n_samples=400, n_keys=5, n_shown=2):
         self.seed, self.n_samples, self.n_keys, self.n_shown = seed, n_samples, n_keys, n_shown
         self.d_k = widgets.IntSlider(value=64, min=1, max=512, description="d_k")
+        tooltip(self.d_k, "d_k: the width of each random query and key")
         self.d_k.add_class("attnlib-dk")
         super().__init__([self.d_k], "scaling_explorer")
 

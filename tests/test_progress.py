@@ -74,3 +74,19 @@ def test_every_exercise_passed_says_so():
 def test_progress_is_a_command_and_defaults_to_the_learners_copies():
     args = build_parser().parse_args(["progress"])
     assert args.paths == [] and args.func.__name__ == "cmd_progress"
+
+
+def test_names_and_messages_reach_the_terminal_escaped():
+    """A folder, a notebook name or a cell's error with terminal control sequences (clear
+    the screen, move the cursor, a bell) is printed as the grader's own report prints it."""
+    from attnlib.grade.intake import escape
+
+    esc = "\x1b[2J\x1b[H\x07"
+    name = f"my-work{esc}/03_scoring{esc}.ipynb"
+    report = report_of({name: [("double_keys", "error", None)]})
+    report["rows"][0]["message"] = f"cell 4 raised ValueError: {esc}"
+    report["cell_errors"] = {name: [[4, f"ValueError: {esc}"]]}
+    text = printed(report)
+    assert "\x1b" not in text and "\x07" not in text, repr(text)
+    assert escape(name) in text and escape(esc) in text
+    assert text.strip().splitlines()[-1] == f"next: exercise double_keys in {escape(name)}"

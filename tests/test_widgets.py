@@ -11,6 +11,7 @@ import os
 import re
 from pathlib import Path
 
+import ipywidgets
 import matplotlib.pyplot as plt
 import numpy as np
 import pytest
@@ -286,3 +287,43 @@ def test_the_playground_starts_and_resets_exactly_on_one_over_root_dk():
     view.beta.value = 2.0
     view._reset_beta()
     assert abs(view.beta.value - 1 / np.sqrt(2)) < 1e-15
+
+
+# accessible names -------------------------------------------------------------------------------
+
+
+def tip(widget):
+    """A widget's tooltip on ipywidgets 8 (``tooltip``) or 7.x (``description_tooltip``)."""
+    trait = "tooltip" if "tooltip" in widget.trait_names() else "description_tooltip"
+    return getattr(widget, trait, "no tooltip trait")
+
+
+def tree(widget):
+    yield widget
+    for child in getattr(widget, "children", ()):
+        yield from tree(child)
+
+
+@pytest.mark.parametrize("make", [widgets.playground, widgets.geometry, widgets.scaling_explorer])
+def test_every_control_has_a_name_and_the_figure_its_alt(make):
+    """What the browser test reads, on any ipywidgets: a slider's tooltip starts with its label
+    (NAMES_JS names the handle with it), nothing is left with a null tooltip (ipywidgets 8 writes
+    title="null"), and the snippet that gives the figure its alt is in the view with that alt."""
+    view = make()
+    sliders = [
+        w for w in tree(view.widget) if isinstance(w, ipywidgets.FloatSlider | ipywidgets.IntSlider)
+    ]
+    assert sliders and all(tip(s).startswith(f"{s.description}: ") for s in sliders)
+    assert [w for w in tree(view.widget) if tip(w) is None] == []
+    (names,) = [w for w in tree(view.widget) if isinstance(w, ipywidgets.Output)]
+    assert [o["data"]["application/javascript"] for o in names.outputs] == [widgets.NAMES_JS]
+    data_alt = re.search(r'data-alt="([^"]*)"', view.caption.value).group(1)
+    assert html.unescape(data_alt) == view.alt
+
+
+def test_each_number_box_of_the_playground_is_named_by_matrix_row_and_column():
+    view = widgets.playground()
+    assert tip(view.cells["X"][0][1]) == f"X, {example.TOKENS[0]}, dim 2"
+    assert tip(view.cells["W_V"][1][0]) == "W_V, dim 2, col 1"
+    named = [tip(w) for rows in view.cells.values() for row in rows for w in row]
+    assert len(set(named)) == len(named)  # no two boxes share a name

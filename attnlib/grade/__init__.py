@@ -32,7 +32,8 @@ Statuses: passed / wrong / not attempted / missing / not reached / error. Exit c
 One module per job: this one holds the public entry (:func:`grade`) and the run;
 :mod:`.intake` reads the paths, the snapshots and a resume file; :mod:`.integrity`
 watches the installed package; :mod:`.textreport` prints the report as text;
-:mod:`.notebook` and :mod:`.runner` grade one notebook;
+:mod:`.notebook` and :mod:`.runner` grade one notebook (:class:`Ahead` starts each slot's
+next kernel while its last notebook is judged and cleaned up);
 :mod:`.answers` keeps what a student wrote per exercise; :mod:`.shard` picks a shard
 of the class; :mod:`.report` writes and merges JSON lines; :mod:`.points`,
 :mod:`.gradebook`, :mod:`.feedback`, :mod:`.written`, :mod:`.similarity` and
@@ -224,7 +225,8 @@ def grade(
     # the children this process had before: anything else is the run's and is swept, the
     # probe's sandbox included (its namespace's first process is re-parented here)
     known = set(children(os.getpid()))
-    box, detail, package_folder = make_sandbox(registry, limits, bwrap, sandbox, jobs)
+    # two uids a slot: the next kernel starts under one while the last is cleaned up (Ahead)
+    box, detail, package_folder = make_sandbox(registry, limits, bwrap, sandbox, 2 * jobs)
     lease = None
     try:
         if box is None and require_sandbox:
@@ -293,6 +295,7 @@ def _grade(
     for n in range(max(1, jobs)):
         slots.put(n)
     notebooks += [(folder, None) for folder in refused]
+    ahead = Ahead(box, limits, jobs, sum(path is not None for _, path in notebooks))
     lessons, doubles = {}, {}
     for _, found in groups:
         chosen, twice = assign(found, getattr(registry, "LESSONS", None))
@@ -331,9 +334,9 @@ def _grade(
             else:
                 uids = limits.get("run_as_uids")
                 mine = dict(limits, run_as=uids[slot]) if uids else limits
-                result = grade_notebook(
-                    path, data, registry, mine, box.job(slot) if box else None, lesson
-                )
+                job, started = ahead.take(slot)
+                result = grade_notebook(path, data, registry, mine, job, lesson, started)
+                ahead.put_back(slot, started)  # not used (no kernel needed): the next one's
         except Exception as err:  # a bug of ours costs one notebook, never the class
             reason = f"the grader failed on this notebook: {type(err).__name__}: {err}"
             result = {"notebook": str(path), "unknown_ids": [], "cell_errors": []}
@@ -343,6 +346,7 @@ def _grade(
                 from .runner import kill_uid
 
                 kill_uid(limits["run_as_uids"][slot])
+            ahead.done_one()
             slots.put(slot)
         result["folder"] = folder
         result["sha256"] = digest
@@ -372,6 +376,7 @@ def _grade(
                 if on_result is not None:
                     on_result(result, done, len(notebooks))
     finally:
+        ahead.discard()
         sweep(known)
         tampered = restore(files) if restore_changed else []
     if touched:
@@ -385,6 +390,98 @@ def _grade(
     report = build_report(groups, ordered, tampered, limits, run)
     report["not_read"] = {escape(k): v for k, v in reasons.items()}
     return report
+
+
+class Ahead:
+    """Each slot's next kernel, started while the slot's current notebook is judged and
+    cleaned up (sandboxed runs only).
+
+    A slot alternates between two of the run's uids (its ``lanes``): the next kernel
+    starts under the other uid while the current runner kills every process of its own,
+    so neither touches the other. Each kernel has its own control groups and starts in
+    an empty folder; a notebook's files reach it only when that notebook is sent to it
+    (:class:`attnlib.grade.notebook.Runner`).
+    """
+
+    def __init__(self, box, limits, jobs, notebooks):
+        self.box, self.limits, self.jobs = box, limits, max(1, jobs)
+        # "done": the next kernel starts once the cells have run (the default); "start":
+        # as soon as the notebook is sent, beside its cells (it hides the whole start, but
+        # at -j 1 it takes the second core: for measuring, benchmarks/grading.py --ahead)
+        self.early = limits.get("ahead", "done") == "start"
+        self.left = notebooks  # notebooks not yet started
+        self.lane = {}  # slot -> the lane its next kernel takes
+        self.ready = {}  # slot -> (job, Runner) started ahead
+        self.lock = threading.Lock()
+        # as root each kernel has its slot's uid (two lanes a slot); else the grader's
+        self.lanes = box is not None and box.root
+        self.enabled = box is not None and (not self.lanes or len(box.uids) >= 2 * self.jobs)
+
+    def _job(self, slot):
+        if self.box is None:
+            return None
+        if not (self.enabled and self.lanes):
+            return self.box.job(slot)
+        with self.lock:
+            lane = self.lane.get(slot, 0)
+            self.lane[slot] = 1 - lane
+        return self.box.job(slot + self.jobs * lane)
+
+    def take(self, slot):
+        """``(job, ahead)`` for this slot's next notebook (see ``grade_notebook``)."""
+        with self.lock:
+            self.left -= 1
+            found = self.ready.pop(slot, None)
+        if found is not None:
+            job, runner = found
+            started = {"runner": runner}
+        else:
+            job, started = self._job(slot), {}
+        if self.enabled:
+
+            def next_kernel():
+                self.start(slot)
+
+            next_kernel.early = self.early
+            started["on_cells_done"] = next_kernel
+        return job, started
+
+    def start(self, slot):
+        """Start this slot's next kernel now, if a notebook is left for it."""
+        from .notebook import Runner
+
+        with self.lock:
+            if slot in self.ready or self.left <= 0:
+                return
+        job = self._job(slot)
+        runner = Runner(self.limits, job)
+        with self.lock:
+            self.ready[slot] = (job, runner)
+
+    def put_back(self, slot, started):
+        """A runner started ahead that its notebook did not need: the slot's next."""
+        runner = started.pop("runner", None)
+        if runner is None:
+            return
+        with self.lock:
+            if slot not in self.ready:
+                self.ready[slot] = (runner.sandbox, runner)
+                return
+        runner.discard()
+
+    def done_one(self):
+        with self.lock:
+            if self.left > 0 or not self.ready:
+                return
+            found, self.ready = list(self.ready.values()), {}
+        for _, runner in found:
+            runner.discard()
+
+    def discard(self):
+        with self.lock:
+            found, self.ready = list(self.ready.values()), {}
+        for _, runner in found:
+            runner.discard()
 
 
 LIMIT_NAMES = (

@@ -13,6 +13,7 @@ notebook's ``check`` was given, whatever the variable or function was called.
 import json
 import os
 import re
+import select
 import shutil
 import subprocess
 import sys
@@ -131,12 +132,16 @@ def _stop_reason(stop, cells, limits, exit_code):
     return "the kernel did not start"
 
 
-def grade_notebook(path, data, registry, limits, sandbox=None, lesson=None):
+def grade_notebook(path, data, registry, limits, sandbox=None, lesson=None, ahead=None):
     """Grade one notebook from its snapshot ``data`` (bytes); return a result dict.
 
     ``sandbox`` is the runner's ``job["sandbox"]`` part (None: the fallback); ``lesson``
-    the lesson it is graded as (default: its file name without ``.ipynb``).
+    the lesson it is graded as (default: its file name without ``.ipynb``); ``ahead`` a
+    dict whose ``"runner"`` (a :class:`Runner` started ahead for ``sandbox``) the first
+    kernel uses, taken out of it, and whose ``"on_cells_done"`` is called once the cells
+    ran (see :func:`run_in_kernel`).
     """
+    ahead = ahead if ahead is not None else {}
     started = time.monotonic()
     result = {"notebook": str(path), "rows": [], "unknown_ids": [], "cell_errors": []}
     rows = result["rows"]
@@ -164,7 +169,9 @@ def grade_notebook(path, data, registry, limits, sandbox=None, lesson=None):
                 result["unknown_ids"].append(match.group(2))
     if any("check" in source for _, source in cells):
         for _ in range(START_ATTEMPTS):  # a kernel that never started ran no cell: try again
-            output = run_in_kernel(path, data, [s for _, s in cells], limits, sandbox)
+            sources = [s for _, s in cells]
+            runner, done = ahead.pop("runner", None), ahead.get("on_cells_done")
+            output = run_in_kernel(path, data, sources, limits, sandbox, runner, done)
             if (output.get("stop") or {}).get("reason") != "start":
                 break
     else:
@@ -228,76 +235,159 @@ def drop_to(uid, folder, private):
     return copy
 
 
-def run_in_kernel(path, data, sources, limits, sandbox=None):
-    """Write the snapshot into a fresh folder and run the runner there; its result dict.
+class Runner:
+    """A runner and its kernel, started before its notebook is known (see :mod:`.runner`).
 
-    The runner is killed (and with it the sandbox and every process in it) when the
-    notebook passes its wall time, whatever the notebook did to its own processes.
+    The kernel starts (control groups, sandbox, first reply) in an empty folder;
+    :func:`run_in_kernel` later writes one notebook's files there and sends its cells.
+    :meth:`discard` ends one that no notebook needed (nothing of a student's ran in it).
     """
-    job = {
-        "cells": sources,
-        "cell_timeout": limits["cell_timeout"],
-        "budget": limits["budget"],
-        "output_cap": limits["output_cap"],
-        "sandbox": sandbox,
-    }
-    uid = limits.get("run_as") if sandbox is None else None  # no sandbox: drop root
-    if sandbox is None:
-        from .sandbox import environment, rlimits
 
-        job["env"] = environment()
-        job["rlimits"] = rlimits(limits, per_uid=uid is not None)
-        job["package_parent"] = limits["package_parent"]
-    folder = tempfile.mkdtemp(prefix="attnlib-grade-")  # the kernel's working directory
-    job["private"] = tempfile.mkdtemp(prefix="attnlib-runner-")  # removed even if it is killed
-    wall = limits.get("wall") or limits["budget"] + WALL_EXTRA
-    try:
-        (Path(folder) / Path(path).name).write_bytes(data)
-        for name, extra in limits.get("data_files", {}).get(str(Path(path).parent), {}).items():
-            (Path(folder) / name).write_bytes(extra)
-        command = [sys.executable, "-I", str(RUNNER)]
-        if uid is not None:  # the runner and its kernel run as ``uid``: see drop_to
-            command = [*DROP.format(uid=uid).split(), sys.executable, "-I"]
-            command.append(drop_to(uid, folder, job["private"]))
+    def __init__(self, limits, sandbox=None):
+        self.sandbox = sandbox
+        self.uid = limits.get("run_as") if sandbox is None else None  # no sandbox: drop root
+        job = {"output_cap": limits["output_cap"], "sandbox": sandbox}
+        if sandbox is None:
+            from .sandbox import environment, rlimits
+
+            job["env"] = environment()
+            job["rlimits"] = rlimits(limits, per_uid=self.uid is not None)
+            job["package_parent"] = limits["package_parent"]
+        self.folder = tempfile.mkdtemp(prefix="attnlib-grade-")  # the kernel's working folder
+        job["private"] = self.private = tempfile.mkdtemp(prefix="attnlib-runner-")
+        self.process = None
         try:
+            command = [sys.executable, "-I", str(RUNNER)]
+            if self.uid is not None:  # the runner and its kernel run as ``uid``: see drop_to
+                command = [*DROP.format(uid=self.uid).split(), sys.executable, "-I"]
+                command.append(drop_to(self.uid, self.folder, self.private))
             with RUNNERS_LOCK:  # a sweep never takes a runner just started for an orphan
-                runner = subprocess.Popen(
+                self.process = subprocess.Popen(
                     command,
                     stdin=subprocess.PIPE,
                     stdout=subprocess.PIPE,
                     stderr=subprocess.DEVNULL,
-                    text=True,
-                    cwd=folder,
+                    cwd=self.folder,
                 )
-                RUNNERS.add(runner.pid)
-            walled = False
+                RUNNERS.add(self.process.pid)
+            self.process.stdin.write(json.dumps(job).encode() + b"\n")
+            self.process.stdin.flush()
+        except BaseException:
+            self.discard()
+            raise
+
+    def discard(self):
+        """End a runner no notebook used (its stdin closes: it cleans up and exits)."""
+        if self.process is not None:
             try:
-                out, _ = runner.communicate(json.dumps(job), timeout=wall)
-            except subprocess.TimeoutExpired:  # the wall time: the runner and its sandbox die
-                runner.kill()
-                out, _ = runner.communicate()
-                walled = True
-            finally:
-                with RUNNERS_LOCK:
-                    RUNNERS.discard(runner.pid)
-            lines = [json.loads(line) for line in out.strip().splitlines()]
-            if lines and "stop" in lines[-1]:
-                return lines[-1]
-            # the runner was killed: answers it sent before still count
-            answers = {k: v for line in lines for k, v in line.get("partial", {}).items()}
-            return {
-                "answers": answers,
-                "cell_errors": [],
-                "stop": {"cell": -1, "reason": "wall" if walled else "runner"},
-                "exit": runner.returncode,
-            }
-        except (OSError, ValueError) as err:
+                self.process.stdin.close()
+            except OSError:
+                pass
+            try:
+                self.process.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+            self.process.stdout.close()
+            with RUNNERS_LOCK:
+                RUNNERS.discard(self.process.pid)
+        self.cleanup()
+
+    def cleanup(self):
+        shutil.rmtree(self.folder, ignore_errors=True)
+        shutil.rmtree(self.private, ignore_errors=True)
+
+
+CELLS_DONE = b'{"cells_done": true}\n'  # the runner's line once its cells have run
+
+
+def _read_until_exit(process, deadline, on_cells_done):
+    """The runner's stdout until it exits, or until ``deadline`` (then it is killed):
+    ``(bytes, walled)``. ``on_cells_done()`` is called when the runner says its cells ran."""
+    out, walled, told = bytearray(), False, on_cells_done is None
+    fd = process.stdout.fileno()
+    while True:
+        left = deadline - time.monotonic()
+        if left <= 0:  # the wall time: the runner and its sandbox die
+            process.kill()
+            walled = True
+            out += process.stdout.read()
+            break
+        ready, _, _ = select.select([fd], [], [], left)
+        if not ready:
+            continue
+        chunk = os.read(fd, 2**16)
+        if not chunk:
+            break
+        out += chunk
+        if not told and CELLS_DONE in out[-len(chunk) - len(CELLS_DONE) :]:
+            told = True
+            try:
+                on_cells_done()
+            except Exception:  # the next notebook's start is never this one's failure
+                pass
+    process.wait()
+    return bytes(out), walled
+
+
+def run_in_kernel(path, data, sources, limits, sandbox=None, runner=None, on_cells_done=None):
+    """Write the snapshot into a fresh folder and run the runner there; its result dict.
+
+    ``runner`` is a :class:`Runner` started ahead for this ``sandbox`` (else one is started
+    now); ``on_cells_done()`` is called once its cells have run, while it cleans up (the
+    grader starts the next notebook's runner then). The runner is killed (and with it the
+    sandbox and every process in it) when the notebook passes its wall time, whatever
+    the notebook did to its own processes.
+    """
+    wall = limits.get("wall") or limits["budget"] + WALL_EXTRA
+    try:
+        runner = runner or Runner(limits, sandbox)
+    except OSError as err:
+        message = f"the kernel runner failed: {_one_line(err, 200)}"
+        return {"answers": {}, "cell_errors": [], "stop": {"cell": -1, "reason": "runner",
+                "message": message}}  # fmt: skip
+    process = runner.process
+    try:
+        (Path(runner.folder) / Path(path).name).write_bytes(data)
+        for name, extra in limits.get("data_files", {}).get(str(Path(path).parent), {}).items():
+            (Path(runner.folder) / name).write_bytes(extra)
+        if runner.uid is not None:  # the kernel's own copies, as drop_to made its folders
+            for name in os.listdir(runner.folder):
+                os.chown(os.path.join(runner.folder, name), runner.uid, runner.uid)
+        notebook = {
+            "cells": sources,
+            "cell_timeout": limits["cell_timeout"],
+            "budget": limits["budget"],
+        }
+        try:
+            process.stdin.write(json.dumps(notebook).encode() + b"\n")
+            process.stdin.close()
+        except OSError:  # the runner ended before (its kernel did not start): its result says
+            pass
+        if getattr(on_cells_done, "early", False):  # the next kernel starts beside the cells
+            on_cells_done()
+            on_cells_done = None
+        try:
+            raw, walled = _read_until_exit(process, time.monotonic() + wall, on_cells_done)
+        finally:
+            process.stdout.close()
+            with RUNNERS_LOCK:
+                RUNNERS.discard(process.pid)
+        try:
+            lines = [json.loads(line) for line in raw.decode("utf-8").strip().splitlines()]
+        except ValueError as err:
             message = f"the kernel runner failed: {_one_line(err, 200)}"
-            return {
-                "answers": {},
-                "cell_errors": [],
-                "stop": {"cell": -1, "reason": "runner", "message": message},
-            }
+            return {"answers": {}, "cell_errors": [], "stop": {"cell": -1, "reason": "runner",
+                    "message": message}}  # fmt: skip
+        if lines and "stop" in lines[-1]:
+            return lines[-1]
+        # the runner was killed: answers it sent before still count
+        answers = {k: v for line in lines for k, v in line.get("partial", {}).items()}
+        return {
+            "answers": answers,
+            "cell_errors": [],
+            "stop": {"cell": -1, "reason": "wall" if walled else "runner"},
+            "exit": process.returncode,
+        }
     finally:
-        shutil.rmtree(folder, ignore_errors=True)
-        shutil.rmtree(job["private"], ignore_errors=True)
+        runner.cleanup()

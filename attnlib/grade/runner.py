@@ -6,14 +6,24 @@ student's code could have touched. It speaks the few messages of the Jupyter pro
 needs, and ZeroMQ's wire protocol under them, itself (:class:`Client`): importing
 ``jupyter_client`` cost every notebook about 0.1 s of CPU, and libzmq reads a whole
 message into memory before anyone can look at its size. It runs under an address-space
-limit of its own (:data:`RUNNER_MEMORY`). It reads a job as JSON on stdin::
+limit of its own (:data:`RUNNER_MEMORY`). It reads a job as JSON on stdin, in two lines
+(or the whole job on the first)::
 
-    {"cells": [source, ...],                 code cells, outputs already dropped
-     "cell_timeout": 30, "budget": 120,      seconds per cell / for all cells
-     "output_cap": 1048576,                  bytes the kernel may send on iopub (every
+    {"output_cap": 1048576,                  bytes the kernel may send on iopub (every
                                              frame, charged before it is read)
      "sandbox": null or {...}}               bubblewrap's options (attnlib.grade.sandbox)
                                              and control groups (attnlib.grade.limits)
+    {"cells": [source, ...],                 code cells, outputs already dropped
+     "cell_timeout": 30, "budget": 120}      seconds per cell / for all cells
+
+The first line starts the kernel (its control groups, its sandbox, the first reply)
+before the notebook is known: the grader starts the next notebook's runner while the
+current one is judged and cleaned up. The second line comes when the notebook does;
+its files are then in the current working directory, and the runner copies them into
+the sandbox's empty working folder (:func:`send_files`) before any cell runs, so a
+kernel started ahead never sees any file but its own notebook's. A runner whose stdin
+closes before the second line ends with nothing run. After the last cell it prints
+``{"cells_done": true}`` before cleaning up, so the grader can start the next one.
 
 With a sandbox, the kernel runs under bubblewrap with the files of the current working
 directory (a temporary copy the grader made) copied into its own working folder, in
@@ -61,6 +71,7 @@ PR_SET_PDEATHSIG = 1
 STARTUP_TIMEOUT = 60.0  # seconds for the kernel to answer its first request
 RESEND = 0.5  # seconds before kernel_info is asked again (when no iopub_welcome came)
 POLL = 0.1  # seconds at most between two looks at whether the kernel died
+EXIT_WAIT = 0.5  # seconds a kernel that closed its sockets has to exit by itself
 ANSWER_MIME = "application/vnd.attnlib.answer+json"
 RUNNER_MEMORY = 512 * 2**20  # bytes of address space of the runner itself, plus 8 x the cap
 # ipykernel_launcher without the debugger: ipykernel imports debugpy (pydevd) at every
@@ -326,10 +337,10 @@ class Client:
     def kernel_info(self):
         return self._send("kernel_info_request", {})
 
-    def execute(self, code, store_history=True, allow_stdin=False):
+    def execute(self, code, store_history=True, allow_stdin=False, silent=False):
         content = {
             "code": code,
-            "silent": False,
+            "silent": silent,
             "store_history": store_history,
             "user_expressions": {},
             "allow_stdin": allow_stdin,
@@ -504,8 +515,8 @@ def message_bytes(msg):
     return size + sum(len(b) for b in msg.get("buffers") or ())
 
 
-def _wait_for_cell(client, kernel, code, deadline, limits, answers):
-    msg_id = client.execute(code, store_history=True, allow_stdin=False)
+def _wait_for_cell(client, kernel, code, deadline, limits, answers, silent=False):
+    msg_id = client.execute(code, store_history=not silent, allow_stdin=False, silent=silent)
     error = None
     while True:
         left = deadline - time.monotonic()
@@ -727,7 +738,8 @@ def start_kernel(job, private, groups=None):
     fds = [connection]
     files = ["--perms", "0644", "--file", str(connection), f"{box['ipc']}/kernel.json"]
     try:
-        for name in sorted(os.listdir(".")):
+        # a kernel started ahead starts empty: its notebook's files come with the notebook
+        for name in sorted(os.listdir(".")) if "cells" in job else []:
             fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW)
             fds.append(fd)
             files += ["--file", str(fd), f"{box['workdir']}/{name}"]
@@ -751,6 +763,40 @@ def start_kernel(job, private, groups=None):
     return kernel, client
 
 
+FILES_CODE = """\
+def _attnlib_files(files):
+    import base64, os
+    for name, data in files.items():
+        with open(os.path.join({workdir!r}, name), "xb") as f:
+            f.write(base64.b64decode(data))
+_attnlib_files({files!r})
+del _attnlib_files
+"""
+
+
+def send_files(client, kernel, workdir):
+    """Copy the notebook's files (this folder's regular files) into the kernel's empty
+    working folder: run by the kernel, before any of the notebook's code, unseen (silent)."""
+    import base64
+
+    files = {}
+    for name in sorted(os.listdir(".")):
+        fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW)
+        with open(fd, "rb") as f:
+            files[name] = base64.b64encode(f.read()).decode("ascii")
+    if not files:
+        return
+    code = FILES_CODE.format(workdir=workdir, files=files)
+    deadline = time.monotonic() + STARTUP_TIMEOUT
+    limits = {"budget_end": deadline}
+    try:
+        error = _wait_for_cell(client, kernel, code, deadline, limits, {}, silent=True)
+    except Stop:
+        raise Stop("start") from None
+    if error:
+        raise Stop("start")
+
+
 def memory_note(groups):
     mib = groups.plan.get("memory", 0) // 2**20
     return f"the notebook passed its memory limit of {mib} MiB (all its processes together)"
@@ -764,12 +810,24 @@ def run(job):
     plan = (job.get("sandbox") or {}).get("cgroups")
     groups = Cgroups(plan) if plan else None
     kernel, client = start_kernel(job, private, groups)
-    limits = {"cell_timeout": job["cell_timeout"], "cell_seconds": 0.0}
+    limits = {"cell_seconds": 0.0}
     index, ooms = -1, 0
     try:
         steps["start"] = time.monotonic() - started
         wait_for_ready(client, kernel)
         steps["ready"] = time.monotonic() - started
+        if "cells" not in job:  # started ahead: the notebook comes now (or never)
+            line = sys.stdin.readline()
+            if not line:
+                raise Stop("unused")
+            job.update(json.loads(line))
+            steps["job"] = time.monotonic() - started
+            if job.get("sandbox"):
+                send_files(client, kernel, job["sandbox"]["workdir"])
+        else:
+            steps["job"] = steps["start"]
+        steps["files"] = time.monotonic() - started
+        limits["cell_timeout"] = job["cell_timeout"]
         limits["budget_end"] = time.monotonic() + job["budget"]
         for index, code in enumerate(job["cells"]):
             error = run_cell(client, kernel, code, limits, result["answers"])
@@ -783,7 +841,14 @@ def run(job):
         result["stop"] = {"cell": index, "reason": str(stop)}
     finally:
         steps["cells"] = time.monotonic() - started
+        sys.stdout.write(json.dumps({"cells_done": True}) + "\n")
+        sys.stdout.flush()
         client.stop_channels()
+        if result["stop"] and result["stop"]["reason"] in ("died", "start"):
+            try:  # its own exit status, not the SIGKILL below (a failed start says why)
+                kernel.wait(timeout=EXIT_WAIT)
+            except subprocess.TimeoutExpired:
+                pass
         result["killed"] = kill_all(kernel)
         steps["killed"] = time.monotonic() - started
         uid = (job.get("sandbox") or {}).get("uid")
@@ -811,7 +876,7 @@ def own_memory_limit(output_cap):
 
 
 def main():
-    job = json.loads(sys.stdin.read())
+    job = json.loads(sys.stdin.readline())
     own_memory_limit(job["output_cap"])
     become_subreaper()
     result = run(job)

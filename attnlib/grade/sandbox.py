@@ -4,9 +4,11 @@ Every kernel runs under ``bwrap`` (bubblewrap, a maintained tool made for this; 
 package ``bubblewrap``) with
 
 - its own user: when the grader runs as root, ``setpriv`` (util-linux) inside the
-  sandbox drops to uid ``FIRST_UID + slot`` with no groups and no capabilities, one uid
-  per parallel slot, so ``RLIMIT_NPROC`` counts one kernel's processes only and no file
-  of the machine is the kernel's own; otherwise an unprivileged user namespace (the
+  sandbox drops to one of the run's uids (from ``FIRST_UID``) with no groups and no
+  capabilities, two uids per parallel slot taken in turn (the slot's next kernel starts
+  under one while the last one's processes are killed by the other), so
+  ``RLIMIT_NPROC`` counts one kernel's processes only and no file of the machine is the
+  kernel's own; otherwise an unprivileged user namespace (the
   kernel then has the grader's uid outside, and only what is mounted is visible);
 - its own process, network, IPC and UTS namespaces (``--unshare-pid``, ...): no network
   (only a loopback of its own), no other process visible, and when the sandbox's first
@@ -187,7 +189,10 @@ class Sandbox:
         opts += ["--size", size, "--perms", "1777", "--tmpfs", "/dev/shm"]
         opts += ["--perms", "0777", "--dir", WORKDIR]
         opts += ["--perms", "0755", "--dir", os.path.dirname(IPC)]
-        opts += ["--size", str(IPC_SIZE), "--perms", "1777", "--tmpfs", IPC]
+        # not sticky: the kernel's uid replaces the connection file bwrap made as root
+        # (ipykernel 6 rewrites it at every start, as jupyter_core's secure_write: remove,
+        # then create 0600; in a sticky folder the remove fails and so does the start)
+        opts += ["--size", str(IPC_SIZE), "--perms", "0777", "--tmpfs", IPC]
         return opts
 
 
@@ -343,7 +348,7 @@ def unsandboxed_limits(limits):
 def describe(sandbox):
     """One line: what the kernels run in."""
     who = (
-        f"one uid per slot from {FIRST_UID}, no capabilities"
+        f"two uids per slot from {FIRST_UID} (one a kernel), no capabilities"
         if sandbox.root
         else "an unprivileged user namespace (the grader's uid outside)"
     )

@@ -4,7 +4,7 @@ For a few dozen students on one server. Each student logs in with an account of
 this machine (PAM, JupyterHub's default) and gets a JupyterLab of their own that
 runs as their own Unix user, in their own home: file permissions keep one
 student's answers from another (make homes 0700). Content arrives by nbgitpuller
-links (`python tools/nbgitpuller_link.py https://HUB --lesson 3`), which clone the
+links (`.venv/bin/python tools/nbgitpuller_link.py https://HUB --lesson 3`), which clone the
 course into ~/attention-course on the first click and merge new commits later
 without overwriting a student's changes.
 

@@ -2,9 +2,11 @@
 
 For each lesson that uses attnlib.widgets: open it, clear and run all cells, and
 fail on any error output, any "Error displaying widget" or any console error
-from the page. Then move a slider in each live view and check that its numbers
-and its figure changed on screen, and time 20 moves (keystroke to updated numbers
-and to the new figure loaded in the page). Screenshots go to artefacts/browser/.
+from the page. Check that each live view's sliders, number boxes and figure have
+accessible names (the figure's is its alt text) and that axe-core's audit of the
+views finds no serious or critical violation. Then move a slider in each live
+view and check that its numbers and its figure changed on screen, and time 20 moves
+(keystroke to updated numbers and to the new figure loaded in the page). Screenshots go to artefacts/browser/.
 
 Run with `make test-browser` (plain `make test` skips this folder).
 """
@@ -15,6 +17,9 @@ from pathlib import Path
 
 import pytest
 from playwright.sync_api import TimeoutError as PlaywrightTimeout
+from playwright.sync_api import expect
+
+from attnlib import widgets
 
 from .conftest import LATENCY, ROOT
 
@@ -145,6 +150,54 @@ def set_slider(slider, value):
     readout.press("Enter")
 
 
+VIEWS = {  # each view's class, whose alt text its figure must carry
+    "attnlib-playground": widgets.Playground,
+    "attnlib-geometry": widgets.Geometry,
+    "attnlib-scaling_explorer": widgets.ScalingExplorer,
+}
+
+
+def assert_named(view, kind):
+    """Every control of a view has an accessible name, and its figure has the view's alt.
+
+    The names are read as the browser exposes them (Playwright's accessible-name
+    computation): a slider's handle is named by its tooltip, which starts with the
+    label a sighted learner sees; a number box by its tooltip; the figure by its alt.
+    """
+    handles = view.get_by_role("slider")
+    assert handles.count() >= 1, f"{kind}: no slider"
+    for i in range(handles.count()):
+        label = view.locator(".widget-slider .widget-label").nth(i)
+        text, tip = label.inner_text().strip(), label.get_attribute("title")
+        assert tip and tip.startswith(f"{text}: "), f"{kind}: label {text!r} has title {tip!r}"
+        expect(handles.nth(i)).to_have_accessible_name(tip)
+    boxes = view.locator(".widget-text:visible")
+    for i in range(boxes.count()):
+        tip = boxes.nth(i).locator(".widget-label").get_attribute("title")
+        assert tip, f"{kind}: number box {i} has no tooltip"
+        expect(boxes.nth(i).locator("input")).to_have_attribute("aria-label", tip)
+    expect(view.locator("img.attnlib-figure")).to_have_accessible_name(VIEWS[kind].alt)
+    assert view.locator("[title='null']").count() == 0, f"{kind}: a title='null' is left"
+
+
+# axe-core (pinned by tools/site/package-lock.json; `make test-browser` installs it with npm ci)
+AXE = os.environ.get("ATTNLIB_AXE", str(ROOT / "build/axe/node_modules/axe-core/axe.min.js"))
+# axe-core's audit of the live views only (JupyterLab's own page is not the course's to fix)
+AXE_VIEWS = """async () => {
+  const result = await axe.run({include: [['.attnlib-view']]}, {resultTypes: ['violations']});
+  return result.violations.filter(v => ['serious', 'critical'].includes(v.impact)).map(v =>
+    `${v.impact}: ${v.id} (${v.help}): ${v.nodes.slice(0, 3).map(n => n.html.slice(0, 160))}`);
+}"""
+
+
+def axe_serious(page):
+    """axe-core's serious and critical violations inside the page's widget views."""
+    if not Path(AXE).is_file():
+        pytest.fail(f"no axe-core at {AXE}: `make test-browser` installs it (npm ci)")
+    page.add_script_tag(path=AXE)
+    return page.evaluate(AXE_VIEWS)
+
+
 def move_and_time(page, view, slider, value):
     """Set the slider; return ms from the Enter key to new numbers and to the new figure."""
     page.evaluate(ARM, view.element_handle())
@@ -193,11 +246,13 @@ def test_widgets_update_in_the_browser(browser, lab, artefacts, path):
         views.first.wait_for()
         assert_clean(page, errors, name)
         page.screenshot(path=artefacts / f"{name}.png", full_page=True)
+        assert axe_serious(page) == [], f"{name}: axe-core on the widget views"
         for i in range(views.count()):
             view = views.nth(i)
             kind = next(c for c in view.get_attribute("class").split() if c in MOVES)
             view.scroll_into_view_if_needed()
             view.screenshot(path=artefacts / f"{name}-{kind}.png")
+            assert_named(view, kind)
             slider = view.locator(".widget-slider").first
             numbers = view.locator(".attnlib-numbers")
             figure = view.locator("img.attnlib-figure")
@@ -211,6 +266,7 @@ def test_widgets_update_in_the_browser(browser, lab, artefacts, path):
             )
             assert figure.screenshot() != figure_before, f"{name}: {kind}'s figure did not change"
             view.screenshot(path=artefacts / f"{name}-{kind}-moved.png")
+            assert_named(view, kind)  # still named after 20 redraws
             to_numbers = [t[0] for t in times]
             to_figure = [t[1] for t in times]
             LATENCY.append(

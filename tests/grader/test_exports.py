@@ -428,10 +428,11 @@ def test_the_kubernetes_indexed_job_runs_each_index_as_its_shard(graded, tmp_pat
     assert mounts["/class"]["readOnly"] is True
     script = container["args"][0]
     script = script.replace("/class/", f"{graded / 'class'}/").replace("/parts/", f"{tmp_path}/")
-    bin_dir = str(Path(sys.executable).parent)
+    assert env["ATTNLIB"] == "attnlib"  # the image's, on its PATH; a venv's by its path:
+    attnlib = str(Path(sys.executable).with_name("attnlib"))  # here, not on PATH
     for index in (0, 1, 2):  # the pods of a 3-way job, one after the other
         subprocess.run(["sh", "-c", script], check=True, env={
-            "PATH": bin_dir + ":/usr/bin:/bin", "JOB_COMPLETION_INDEX": str(index),
+            "PATH": "/usr/bin:/bin", "ATTNLIB": attnlib, "JOB_COMPLETION_INDEX": str(index),
             "SHARDS": "3", "LC_ALL": "C", "HOME": str(tmp_path)})  # fmt: skip
     parts = sorted(tmp_path.glob("part-*.jsonl"))
     assert [p.name for p in parts] == ["part-1.jsonl", "part-2.jsonl", "part-3.jsonl"]

@@ -164,9 +164,43 @@ while pid > 1:  # kill the grader and run_autograder above it
 """
 
 
+def private_folders(paths):
+    """The folders on the way to ``paths`` that other users cannot enter."""
+    return [
+        folder
+        for path in paths
+        for folder in (path, *path.parents)
+        if folder.is_dir() and not folder.stat().st_mode & 0o001
+    ]
+
+
+def readable_copy(source, target):
+    """``source`` copied to ``target`` (hard links where one file system holds both: the
+    files' own modes already let any uid read them, only a folder above was closed)."""
+    import shutil
+
+    def link_or_copy(src, dst):
+        try:
+            os.link(src, dst)
+        except OSError:
+            shutil.copy2(src, dst)
+
+    shutil.copytree(source, target, symlinks=True, copy_function=link_or_copy)
+    for folder in [target, *target.rglob("*")]:
+        if folder.is_dir() and not folder.is_symlink():
+            folder.chmod(0o755)
+    return target
+
+
 @pytest.fixture
 def container(built):
-    """An /autograder layout in a folder others may traverse, and a bwrap that cannot run."""
+    """An /autograder layout in a folder others may traverse, and a bwrap that cannot run.
+
+    The kernel's uid imports the course's packages from this venv's site-packages; where a
+    folder above them is closed to other users (a clone inside ``mktemp -d``, 0700), it
+    imports them from a copy in that open folder instead. The course package itself comes
+    from the grader's stripped copy, which is always in an open folder.
+    """
     import shutil
     import tempfile
     from pathlib import Path
@@ -191,18 +225,9 @@ def container(built):
     import attnlib
 
     needed = [Path(ours), Path(attnlib.__file__).parent]  # what the kernel's uid must import
-    private = [
-        folder
-        for path in needed
-        for folder in (path, *path.parents)
-        if folder.is_dir() and not folder.stat().st_mode & 0o001
-    ]
-    if private:  # e.g. a clone inside `mktemp -d`, which is 0700
-        pytest.skip(
-            f"{private[0]} cannot be entered by other users (mode "
-            f"{oct(private[0].stat().st_mode & 0o777)}): the unprivileged kernel could not "
-            "import the course from this clone"
-        )
+    if private_folders(needed):  # e.g. a clone inside `mktemp -d`, which is 0700
+        ours = str(readable_copy(Path(ours), base / "site-packages"))
+        assert not private_folders([Path(ours)])
     (next((root / "venv" / "lib").glob("python*")) / "site-packages" / "course.pth").write_text(
         f"import site; site.addsitedir({ours!r})\n"
     )

@@ -132,11 +132,11 @@ if found:
     raise RuntimeError(f"persisted: {found}")
 """
 VENV_WRITES = """\
-import site, sys
+import site, sysconfig
 errors = []
 for path in (site.getsitepackages()[0] + "/zz_planted.pth",
              site.getsitepackages()[0] + "/sitecustomize.py",
-             sys.base_prefix + "/lib/python3.11/sitecustomize.py"):
+             sysconfig.get_path("stdlib") + "/sitecustomize.py"):  # this Python's own stdlib
     try:
         open(path, "w").write("import os\\n")
     except OSError as err:
@@ -170,6 +170,66 @@ def test_files_a_kernel_writes_do_not_persist_into_later_kernels_or_the_machine(
     assert {p: digest(p) for p in watched} == before  # and nothing on the machine changed
 
 
+# ipykernel 6 (Colab's 6.17.1 with jupyter_client 6.1.12) writes its connection file again at
+# every start, as this cell does (jupyter_core's secure_write: remove it, create it 0600); in
+# the sandbox that file is bwrap's, made as root: a start that cannot replace it fails
+REWRITE_CONNECTION = f"""\
+from ipykernel.kernelapp import IPKernelApp
+from jupyter_client.connect import write_connection_file
+
+app = IPKernelApp.instance()
+assert app.abs_connection_file == "{sb.IPC}/kernel.json", app.abs_connection_file
+ports = {{f"{{n}}_port": getattr(app, f"{{n}}_port") for n in ("shell", "iopub", "stdin", "control", "hb")}}
+write_connection_file(
+    app.abs_connection_file, ip=app.ip, key=app.session.key, transport=app.transport, **ports
+)
+"""
+
+
+@needs_sandbox
+def test_the_kernel_can_write_its_connection_file_again_as_ipykernel_6_does(tmp_path, capsys):
+    write(tmp_path / "alice" / NB, insert_after_setup(solved(), code(REWRITE_CONNECTION)))
+    status, report = grade_json(capsys, "--require-sandbox", tmp_path / "alice")
+    assert report["sandbox"] is True
+    assert report["cell_errors"] == {}
+    found = rows_of(report, tmp_path / "alice" / NB)
+    assert {e: r["status"] for e, r in found.items()} == dict.fromkeys(IDS, "passed")
+    assert status == 0
+
+
+PLANT = """\
+import os
+for folder in (".", os.path.expanduser("~"), "/tmp", "/dev/shm"):
+    with open(os.path.join(folder, "planted_by_a"), "w") as f:
+        f.write("a")
+"""
+LOOK = """\
+import os, glob
+seen = sorted(os.listdir("."))
+planted = [p for p in ("~", "/tmp", "/dev/shm") for p in glob.glob(os.path.expanduser(p) + "/planted*")]
+if seen != [{name!r}] or planted:
+    raise RuntimeError(f"seen {{seen}}, planted {{planted}}")
+"""
+
+
+@needs_sandbox
+@pytest.mark.parametrize("jobs", ["1", "2"])
+def test_a_kernel_started_ahead_sees_only_its_own_notebooks_files(tmp_path, capsys, jobs):
+    """The next notebook's kernel starts while the last is judged and cleaned up: it must
+    start empty and get its own notebook's files only (no classmate's, nothing left)."""
+    names = [f"{LESSON}-{n}.ipynb" for n in range(1, 7)]  # matched by prefix: a name each
+    folders = []
+    for n, name in enumerate(names):
+        nb = insert_after_setup(solved(), code(PLANT if n % 2 == 0 else LOOK.format(name=name)))
+        folders.append(write(tmp_path / f"s{n}" / name, nb).parent)
+    status, report = grade_json(capsys, "-j", jobs, *folders)
+    assert report["sandbox"] is True
+    assert report["cell_errors"] == {}
+    assert {r["status"] for r in report["rows"]} == {"passed"}
+    assert len(report["rows"]) == len(names) * len(IDS)
+    assert sandbox_uid_processes(report["sandbox_uids"]) == []
+
+
 # ---- limits: wall time and CPU ---------------------------------------------------------------
 
 
@@ -183,7 +243,7 @@ def test_the_wall_time_kills_the_whole_sandbox(tmp_path, capsys):
     found = rows_of(report, tmp_path / "sleeper" / NB)
     assert "ran past its 10 s wall time; the sandbox was killed" in found["(notebook)"]["message"]
     assert [r["status"] for e, r in found.items() if e != "(notebook)"] == ["not reached"] * 5
-    assert len(report["sandbox_uids"]) == 2  # -j: the number of cores here
+    assert len(report["sandbox_uids"]) == 2 * 2  # two a slot (the next kernel starts ahead)
     assert sandbox_uid_processes(report["sandbox_uids"]) == []
 
 
