@@ -1117,6 +1117,16 @@ def test_a_proof_record_with_nan_is_wrong_with_a_message():
     assert "not a finite number" in feedback.message
 
 
+@pytest.mark.parametrize("pad", [sp.nan, sp.zoo, sp.oo], ids=["nan", "zoo", "oo"])
+def test_a_proof_padded_with_nan_or_infinity_is_wrong_with_a_message(pad):
+    p, v = sp.symbols("p_0:3", positive=True), sp.symbols("v_0:3", real=True)
+    m = sum(p_i * v_i for p_i, v_i in zip(p, v, strict=True))
+    variance = sum(p_i * (v_i - m) ** 2 for p_i, v_i in zip(p, v, strict=True))
+    feedback = verdict("sqrt_jacobian_psd", variance + pad * (sum(p) - 1))
+    assert feedback.status == "wrong", feedback.message
+    assert "not a finite number" in feedback.message
+
+
 def softmax_along_axis_1(x):
     """Right for one row and for a table, where the rows are axis 1; wrong on more axes."""
     x2 = np.atleast_2d(x)

@@ -832,6 +832,8 @@ def expression_function(expr, names):
         if isinstance(e, sp.MatrixBase) or getattr(e, "shape", ()):  # numbers, 30 digits
             return np.array(sp.Matrix(e).evalf(30, subs=at_point), dtype=np.float64).ravel()
         number = complex(e.evalf(30, subs=at_point))
+        if number != number:  # nan (sympy's nan or zoo): judged "not a finite number"
+            return float("nan")
         if number.imag != 0:
             raise ValueError(f"the expression is not real at this point ({number})")
         return number.real
