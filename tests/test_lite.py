@@ -57,7 +57,12 @@ NOTEBOOKS = [
 # ms: Pyodide starts in 15 to 25 s and lesson 03 runs in about a minute here, but a 2-core
 # machine shared with other jobs has taken four times that
 TIMEOUT = 600_000
-IDLE = ".jp-NotebookPanel:visible .jp-Notebook-ExecutionIndicator[data-status='idle']"
+# The current notebook's kernel is idle, read from JupyterLab itself: the toolbar's execution
+# indicator can be folded into the toolbar's "..." menu when the panel is laid out narrow, and
+# then a selector for it never matches (CI: a 600 s wait on a notebook that was idle)
+IDLE = """() => { const w = window.jupyterapp && window.jupyterapp.shell.currentWidget;
+  const s = w && w.sessionContext && w.sessionContext.session;
+  return !!(s && s.kernel && s.kernel.status === 'idle'); }"""
 
 pytestmark = pytest.mark.skipif(
     not os.environ.get("ATTNLIB_LITE"), reason="the JupyterLite test: `make test-lite`"
@@ -126,7 +131,7 @@ class Visit:
         self.page.goto(page_url(base, path))
         self.page.wait_for_selector(".jp-NotebookPanel .jp-Notebook .jp-Cell")
         start_kernel(self.page)
-        self.page.wait_for_selector(IDLE)  # keys pressed before this are lost
+        self.page.wait_for_function(IDLE)  # keys pressed before this are lost
 
     def close(self):
         # the kernel's own requests (Pyodide, from a web worker) are seen too, so one that
@@ -204,7 +209,7 @@ def run_all(page):
     page.wait_for_function("() => window.jupyterapp && window.jupyterapp.commands")
     page.evaluate(RUN_ALL)
     page.wait_for_function("() => window.courseRunAll !== 'running'", timeout=TIMEOUT)
-    page.wait_for_selector(IDLE)
+    page.wait_for_function(IDLE)
     return page.evaluate("() => window.courseRunAll")
 
 
@@ -369,7 +374,7 @@ def run_cell(page, cell):
                             return /^\\[\\d+\\]:$/.test(t) && t !== old; }""",
         arg=[prompt.element_handle(), old],
     )
-    page.wait_for_selector(IDLE)
+    page.wait_for_function(IDLE)
 
 
 def wait_for_feedback(page, cell):
