@@ -37,6 +37,13 @@ REQUIRED = (
     ("jupyterlab", "4.0"),  # pyproject.toml's `lab` extra: off Colab the course needs it
 )
 
+# Releases that install but misbehave: (name, version) -> what goes wrong. Keep in step with
+# pyproject.toml, which excludes them.
+BROKEN = {
+    ("ipykernel", v): "can leave a cell running forever (ipykernel issue 1554)"
+    for v in ("7.0.0", "7.0.1", "7.1.0", "7.2.0", "7.3.0")
+}
+
 FIX = (
     "fix: in the course folder run `make lab` (it installs everything into .venv), "
     "or `conda env create -f environment.yml`; then restart the kernel and run this again."
@@ -118,6 +125,8 @@ def _problem(name, version, oldest, below=None):
         return f"{name} {version} is too old (needs {oldest} or newer)"
     if below and _release(version) >= _release(below):
         return f"{name} {version} is too new for Colab (needs {oldest} up to below {below})"
+    if (name, version) in BROKEN:
+        return f"{name} {version} {BROKEN[name, version]}"
     return None
 
 
@@ -158,6 +167,9 @@ def verdict(found, required=None, colab=None):
     setup check: all 1 packages found
     >>> print(verdict([("numpy", None)], [("numpy", "1.24")]))  # doctest: +ELLIPSIS
     setup check: 1 of 1 packages not ready: numpy is missing
+    fix: ...
+    >>> print(verdict([("ipykernel", "7.3.0")], [("ipykernel", "6.17")]))  # doctest: +ELLIPSIS
+    setup check: 1 of 1 packages not ready: ipykernel 7.3.0 can leave a cell running forever ...
     fix: ...
     >>> print(verdict([("ipywidgets", "8.1.5")], [("ipywidgets", "7.7")], colab=True))
     ... # doctest: +ELLIPSIS
