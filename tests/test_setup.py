@@ -91,3 +91,21 @@ def test_no_ipykernel_that_strands_a_request_is_allowed():
     allowed = [v for v in STRANDING_IPYKERNELS if ipykernel.specifier.contains(v)]
     assert STRANDING_IPYKERNELS and allowed == [], f"pyproject.toml allows ipykernel {allowed}"
     assert ipykernel.specifier.contains("6.17.1") and ipykernel.specifier.contains("7.4.0")
+
+
+def test_the_gradescope_pins_meet_pyproject():
+    """Every pin in the autograder's constraints (for each Python it marks) satisfies the
+    course's own requirement of that package: a stale file would install, on Gradescope's
+    Ubuntu 22.04 (Python 3.10), a version the course excludes."""
+    from packaging.requirements import Requirement
+
+    wanted = {r.name.lower(): r for r in map(Requirement, pyproject()["dependencies"])}
+    text = (ROOT / "attnlib" / "grade" / "gradescope-constraints.txt").read_text()
+    pins = [Requirement(line) for line in text.splitlines() if line and not line.startswith("#")]
+    checked = 0
+    for pin in pins:
+        if pin.name.lower() in wanted:
+            (version,) = [s.version for s in pin.specifier]
+            assert wanted[pin.name.lower()].specifier.contains(version), f"{pin} ({pin.marker})"
+            checked += 1
+    assert checked >= len(wanted), f"{checked} pins of the {len(wanted)} dependencies"
