@@ -244,6 +244,9 @@ def test_lesson_03_runs_with_figures_and_a_live_widget(site, visit):
     assert figures >= 3, f"lesson 03 shows {figures} figures in the browser"
     view = page.locator(".attnlib-geometry").first
     view.wait_for()
+    from tests.browser.widget_names import assert_named  # needs playwright, as this test does
+
+    assert_named(view, "attnlib-geometry")  # in JupyterLite's ipywidgets as in JupyterLab's
     img = view.locator("img.attnlib-figure")
     before = img.get_attribute("src")
     numbers_before = view.locator(".attnlib-numbers").inner_text()

@@ -17,11 +17,9 @@ from pathlib import Path
 
 import pytest
 from playwright.sync_api import TimeoutError as PlaywrightTimeout
-from playwright.sync_api import expect
-
-from attnlib import widgets
 
 from .conftest import LATENCY, ROOT
+from .widget_names import assert_named
 
 NOTEBOOKS = ROOT / "notebooks"
 # extra notebooks to open, e.g. a scratch file while lessons are written (paths from the root)
@@ -148,36 +146,6 @@ def set_slider(slider, value):
     readout.press("Control+A")
     readout.type(value)
     readout.press("Enter")
-
-
-VIEWS = {  # each view's class, whose alt text its figure must carry
-    "attnlib-playground": widgets.Playground,
-    "attnlib-geometry": widgets.Geometry,
-    "attnlib-scaling_explorer": widgets.ScalingExplorer,
-}
-
-
-def assert_named(view, kind):
-    """Every control of a view has an accessible name, and its figure has the view's alt.
-
-    The names are read as the browser exposes them (Playwright's accessible-name
-    computation): a slider's handle is named by its tooltip, which starts with the
-    label a sighted learner sees; a number box by its tooltip; the figure by its alt.
-    """
-    handles = view.get_by_role("slider")
-    assert handles.count() >= 1, f"{kind}: no slider"
-    for i in range(handles.count()):
-        label = view.locator(".widget-slider .widget-label").nth(i)
-        text, tip = label.inner_text().strip(), label.get_attribute("title")
-        assert tip and tip.startswith(f"{text}: "), f"{kind}: label {text!r} has title {tip!r}"
-        expect(handles.nth(i)).to_have_accessible_name(tip)
-    boxes = view.locator(".widget-text:visible")
-    for i in range(boxes.count()):
-        tip = boxes.nth(i).locator(".widget-label").get_attribute("title")
-        assert tip, f"{kind}: number box {i} has no tooltip"
-        expect(boxes.nth(i).locator("input")).to_have_attribute("aria-label", tip)
-    expect(view.locator("img.attnlib-figure")).to_have_accessible_name(VIEWS[kind].alt)
-    assert view.locator("[title='null']").count() == 0, f"{kind}: a title='null' is left"
 
 
 # axe-core (pinned by tools/site/package-lock.json; `make test-browser` installs it with npm ci)

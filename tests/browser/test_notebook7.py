@@ -12,6 +12,7 @@ import urllib.request
 
 from .conftest import ROOT
 from .test_lessons_in_browser import TIMEOUT, PageErrors, assert_clean, menu, set_slider
+from .widget_names import assert_named
 
 LESSON = "notebooks/03_scoring.ipynb"
 # Notebook 7.6 itself throws this while it loads its settings, on an untouched page with no
@@ -61,6 +62,7 @@ def test_lesson_widgets_work_in_notebook_7(browser, notebook7, artefacts):
         view.wait_for()
         view.scroll_into_view_if_needed()
         assert_clean(page, errors, "notebook 7: 03_scoring")
+        assert_named(view, "attnlib-geometry")
         math = page.locator(".jp-RenderedMarkdown mjx-container, .jp-RenderedMarkdown .MathJax")
         assert math.count() > 0, "no math typeset in Notebook 7"
         numbers = view.locator(".attnlib-numbers")
