@@ -149,7 +149,7 @@ $(BROWSER_STAMP): $(STAMP) pyproject.toml
 
 .PHONY: test-browser
 test-browser: $(BROWSER_STAMP)  # and $(AXE), below where it is defined
-	ATTNLIB_BROWSER=1 ATTNLIB_AXE=$(AXE) $(BIN)/python -m pytest tests/browser -v
+	ATTNLIB_BROWSER=1 ATTNLIB_AXE=$(AXE) $(BIN)/python -m pytest tests/browser -v --durations=15
 
 ## site: build the course website into build/site from the stored outputs (nothing is run,
 ##      no network); open build/site/index.html or `python -m http.server -d build/site`
